@@ -1,0 +1,1 @@
+"""Exercise checks, one module per lesson (``from autodiff_course.checks import lesson01 as check``)."""
