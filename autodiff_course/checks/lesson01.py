@@ -50,9 +50,6 @@ def local_derivative(answer):
         ("differentiated_twice",
          "You returned e^x/(1 + e^x)^2, which is the derivative of e^x/(1 + e^x): "
          "one differentiation too many.", e / (1.0 + e) ** 2),
-        ("sign_error",
-         "You returned e^-x/(1 + e^-x), the sigmoid of -x: check the sign of the "
-         "exponent.", _sigmoid(-PROBE_X)),
     ])
     raise Wrong("Not the derivative of log(1 + e^x). "
                 + describe_difference(got, expected, PROBE_X), "other")
