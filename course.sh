@@ -66,6 +66,7 @@ shift || true
 case "$command" in
   lab)
     set_up requirements.txt
+    if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
       lessons/00-welcome.ipynb "$@"
     ;;

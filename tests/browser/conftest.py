@@ -1,0 +1,50 @@
+"""Fixtures for the browser tests: one JupyterLab and one Chromium per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from jupyterlab import HOW_TO_ENABLE, ROOT, chromium_browser, find_chromium, jupyterlab, scratch_copy
+
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+
+
+@pytest.fixture(scope="session")
+def chromium_path():
+    path = find_chromium()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser tests, but " + HOW_TO_ENABLE)
+        pytest.skip(HOW_TO_ENABLE)
+    return path
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory, chromium_path):
+    scratch = tmp_path_factory.mktemp("jupyterlab")
+    root = scratch_copy(scratch / "course")
+    with jupyterlab(root, scratch / "jupyterlab.log") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path, lab):
+    with chromium_browser(chromium_path) as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS

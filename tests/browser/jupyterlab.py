@@ -1,0 +1,192 @@
+"""Start JupyterLab and Chromium for the browser tests and the benchmark.
+
+JupyterLab serves a scratch copy of the course (so that running or autosaving a
+notebook never touches the committed files) on a free loopback port with a random
+token. Chromium is Debian's, driven by Playwright through ``executable_path``;
+no browser is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
+                       "/usr/bin/google-chrome")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+HOW_TO_ENABLE = ("Chromium not found: install it (Debian/Ubuntu: `sudo apt-get install "
+                 "chromium`; `./course.sh test` does this where it can) or set "
+                 "COURSE_CHROMIUM=/path/to/chromium to run the browser tests.")
+
+
+def find_chromium() -> str | None:
+    configured = os.environ.get("COURSE_CHROMIUM")
+    if configured:
+        return configured if Path(configured).exists() else None
+    for candidate in CHROMIUM_CANDIDATES:
+        if Path(candidate).exists():
+            return candidate
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+LAB_SETTINGS = {
+    # Render every cell, not only those on screen, so a test sees every output.
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    # No pop-up asking to fetch news over a network this machine may not have.
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false", "checkForUpdates": False},
+}
+
+
+def scratch_copy(target: Path) -> Path:
+    for folder in ("lessons", "solutions", "figures"):
+        shutil.copytree(ROOT / folder, target / folder)
+    for name in ("README.md", "course.toml"):
+        shutil.copy(ROOT / name, target / name)
+    return target
+
+
+def write_lab_settings(settings_dir: Path) -> Path:
+    import json
+
+    for name, values in LAB_SETTINGS.items():
+        path = settings_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    return settings_dir
+
+
+@contextmanager
+def jupyterlab(root_dir: Path, log_path: Path):
+    """Yield ``(base_url, token)`` of a JupyterLab serving ``root_dir``."""
+    port, token = free_port(), secrets.token_hex(16)
+    settings = write_lab_settings(log_path.parent / "lab-user-settings")
+    workspaces = log_path.parent / "lab-workspaces"
+    workspaces.mkdir(exist_ok=True)
+    environment = dict(os.environ, JUPYTER_TOKEN=token)
+    environment.pop("AUTODIFF_COURSE_STRICT", None)
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root_dir}",
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workspaces}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # CI machines run as root
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                  env=environment, cwd=root_dir)
+        base_url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base_url}/api/status?token={token}",
+                                                timeout=2):
+                        break
+                except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"JupyterLab did not start; see {log_path}")
+                    time.sleep(0.3)
+            yield base_url, token
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+@contextmanager
+def chromium_browser(executable: str):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True,
+                                             args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# --- driving a notebook ----------------------------------------------------------
+
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+
+
+def open_notebook(page, base_url: str, token: str, path: str) -> None:
+    page.goto(f"{base_url}/lab/tree/{path}?token={token}&reset", wait_until="domcontentloaded")
+    page.wait_for_selector(f"{NOTEBOOK} .jp-Notebook .jp-Cell", timeout=90_000)
+    wait_for_kernel_idle(page)
+
+
+def kernel_status(page) -> str | None:
+    return page.evaluate("""() => {
+        const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+        const indicator = document.querySelector('.jp-Notebook-ExecutionIndicator');
+        return indicator ? indicator.getAttribute('data-status') : null;
+    }""")
+
+
+def wait_for_kernel_idle(page, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if kernel_status(page) == "idle":
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError(f"kernel not idle after {timeout} s (status {kernel_status(page)})")
+
+
+def run_all_cells(page, timeout: float = 180) -> None:
+    page.click("text=Run", timeout=10_000)  # the Run menu
+    page.click(".lm-Menu-item:has-text('Run All Cells')", timeout=10_000)
+    deadline = time.monotonic() + timeout
+    page.wait_for_timeout(500)
+    while time.monotonic() < deadline:
+        busy = page.evaluate("""() => [...document.querySelectorAll(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputArea-prompt')]
+            .some(p => p.textContent.includes('*'))""")
+        if not busy and kernel_status(page) == "idle":
+            return
+        page.wait_for_timeout(300)
+    raise TimeoutError("Run All Cells did not finish")
+
+
+def problems_on_page(page) -> list[str]:
+    """Error outputs and widgets that failed to render, as readable strings."""
+    return page.evaluate("""() => {
+        const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+        const found = [];
+        for (const node of panel.querySelectorAll(
+                '[data-mime-type="application/vnd.jupyter.stderr"]')) {
+            found.push('stderr/error output: ' + node.textContent.slice(0, 300));
+        }
+        const text = panel.innerText;
+        for (const phrase of ['Error displaying widget', 'Loading widget...',
+                              'Traceback (most recent call last)', 'model not found']) {
+            if (text.includes(phrase)) found.push('page shows: ' + phrase);
+        }
+        return found;
+    }""")

@@ -1,0 +1,65 @@
+"""Every notebook, run in JupyterLab in a real Chromium, as a learner would run it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jupyterlab import open_notebook, problems_on_page, run_all_cells, wait_for_kernel_idle
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from notebooks import every_notebook  # noqa: E402
+
+
+@pytest.mark.parametrize("folder, lesson", every_notebook())
+def test_run_all_cells_without_errors_or_broken_widgets(page, lab, artifacts, folder, lesson):
+    base_url, token = lab
+    open_notebook(page, base_url, token, f"{folder}/{lesson.filename}")
+    assert problems_on_page(page) == [], "the saved notebook does not render cleanly"
+    run_all_cells(page)
+    page.wait_for_timeout(1000)  # let widget views finish rendering
+    problems = problems_on_page(page)
+    page.screenshot(path=str(artifacts / f"{folder}-{lesson.slug}.png"), full_page=True)
+    assert problems == []
+    wait_for_kernel_idle(page)
+
+
+def chain_rule_reference(x: float) -> str:
+    output = np.logaddexp(0.0, x)
+    return f"{2 * output / (1.0 + np.exp(-x)):.6f}"
+
+
+def readout(page) -> tuple[str, str]:
+    node = page.locator(".chain-rule-readout").first
+    return node.get_attribute("data-x"), node.inner_text()
+
+
+def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
+    base_url, token = lab
+    open_notebook(page, base_url, token, "lessons/01-chain-rule-and-upstream-dy.ipynb")
+    run_all_cells(page)
+    explorer = page.locator(".chain-rule-explorer").first
+    explorer.scroll_into_view_if_needed()
+    assert readout(page)[0] == "1.00"
+
+    handle = explorer.locator(".noUi-handle").first
+    handle.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "() => document.querySelector('.chain-rule-readout').dataset.x === '1.50'")
+    x, text = readout(page)
+    assert chain_rule_reference(1.5) in text
+    assert "agree" in text and "DISAGREE" not in text
+
+    track = explorer.locator(".noUi-target").first
+    box = track.bounding_box()
+    page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)  # far left: x = -6
+    page.wait_for_function(
+        "() => parseFloat(document.querySelector('.chain-rule-readout').dataset.x) < -5")
+    x, text = readout(page)
+    assert chain_rule_reference(float(x)) in text
+    explorer.screenshot(path=str(artifacts / "chain-rule-explorer.png"))
