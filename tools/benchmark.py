@@ -41,7 +41,7 @@ from jupyterlab import (  # noqa: E402
 )
 from notebook_format import load_course  # noqa: E402
 
-TARGETS = {"median_ms": 70.0, "p95_ms": 150.0, "memory_mb": 800.0, "validation_ratio": 1.5}
+RESULTS = ROOT / "benchmark" / "latest.json"
 
 FLOOR_CELL = '''\
 import io
@@ -209,7 +209,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Print the course's performance figures.")
     parser.add_argument("--changes", type=int, default=40,
                         help="control changes per latency series (at least 30)")
-    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--save", action="store_true",
+                        help="write benchmark/latest.json and the README's figures")
     args = parser.parse_args(argv)
     course = load_course()
     rows = []
@@ -246,14 +247,37 @@ def main(argv=None) -> int:
     rows.append(("validation / floor", f"{validation / floor:.2f}x", "<= 1.5x", ""))
 
     width = max(len(row[0]) for row in rows)
-    print(f"Benchmark, {date.today().isoformat()}, {machine()}")
+    today = date.today().isoformat()
+    print(f"Benchmark, {today}, {machine()}")
     print(f"{'measure'.ljust(width)}  {'value':>10}  {'target':>10}  note")
     for name, value, target, note in rows:
         print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
-    if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "latency": latency,
-                                         "peak_memory_mb": peak_by_notebook}, indent=1))
+    if args.save:
+        results = {"date": today, "machine": machine(), "rows": rows, "latency_ms": latency,
+                   "peak_memory_mb": peak_by_notebook}
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        update_readme(results)
+        print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
     return 0
+
+
+README_START = "<!-- benchmark:start (written by tools/benchmark.py --save) -->"
+README_END = "<!-- benchmark:end -->"
+
+
+def update_readme(results: dict) -> None:
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text:
+        return
+    lines = [f"Measured on {results['date']}, {results['machine']}:", "",
+             "| measure | value | target |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {target} |" for name, value, target, _ in results["rows"]]
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_START}\n" + "\n".join(lines) + f"\n{README_END}{tail}",
+                      encoding="utf-8")
 
 
 if __name__ == "__main__":
