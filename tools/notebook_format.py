@@ -140,6 +140,20 @@ def slide_type(cell) -> str:
     return "-"
 
 
+def merge_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of the same name, which a kernel may split
+    at arbitrary points, so that saved notebooks are identical from run to run."""
+    merged: list = []
+    for output in outputs:
+        if (output.get("output_type") == "stream" and merged
+                and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == output.get("name")):
+            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(output["text"])
+        else:
+            merged.append(output)
+    return merged
+
+
 def normalise(nb, lesson: Lesson, course: Course, folder: str):
     """Bring a notebook to the course's normal form (in place) and return it."""
     nb.nbformat, nb.nbformat_minor = 4, 5
@@ -157,6 +171,8 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
         cell["id"] = f"{lesson.number:02d}-{index:03d}"
         if isinstance(cell.source, list):
             cell.source = "".join(cell.source)
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)
         if cell.cell_type == "markdown":
             if NAV_TOP_TAG in cell_tags or NAV_BOTTOM_TAG in cell_tags:
                 cell.source = navigation(course, lesson, folder)
