@@ -1,0 +1,252 @@
+"""The Jacobian-structure heatmap of lesson 05.
+
+Pick a small layer and a batch size and see two matrices side by side:
+
+* the full ``tape.jacobian`` of the layer's output ``y`` (batch, outs) with
+  respect to its input ``x`` (batch, ins), of shape (batch, outs, batch, ins),
+  drawn as a (batch·outs) × (batch·ins) matrix with one block per pair of
+  examples;
+* what ``tape.batch_jacobian`` returns, (batch, outs, ins), drawn on the
+  diagonal of a matrix of the same size.
+
+For a layer that treats examples independently the full Jacobian is
+block-diagonal and the two pictures agree. For a layer that mixes examples
+(centring the batch, batch normalisation) the off-diagonal blocks light up, and
+``batch_jacobian`` returns something else: for each example b, the blocks of
+column b summed over the target's batch axis. The readout states the numbers.
+
+Every value is computed with ``tf.GradientTape`` in float32. The Jacobians are
+computed with ``experimental_use_pfor=False`` on a persistent tape: for these
+tiny sizes the loop is quicker than building a vectorised function on every
+update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+INS, OUTS = 3, 2
+BATCH_MIN, BATCH_MAX = 2, 6
+BATCH_NORM_EPSILON = 1e-3
+
+# label shown on the toggle -> (key, formula)
+LAYERS = {
+    "independent": "tanh(x W): each example on its own",
+    "centred": "tanh((x - batch mean of x) W): mixes examples",
+    "batch norm": "(h - batch mean) / batch std, h = x W: mixes examples",
+}
+
+WEIGHTS = np.array([[0.9, -0.5],
+                    [0.4, 1.2],
+                    [-0.7, 0.3]])          # (ins, outs)
+INPUTS = np.array([[0.5, -1.0, 0.3],
+                   [1.2, 0.4, -0.6],
+                   [-0.8, 0.9, 0.1],
+                   [0.2, -0.3, 1.1],
+                   [-1.1, -0.2, -0.4],
+                   [0.7, 1.0, 0.6]])       # (BATCH_MAX, ins)
+
+
+def layer_output(layer: str, x):
+    """The output of ``layer`` for a batch ``x`` (batch, ins), in TensorFlow."""
+    import tensorflow as tf
+
+    w = tf.constant(WEIGHTS, dtype=x.dtype)
+    if layer == "independent":
+        return tf.tanh(x @ w)
+    if layer == "centred":
+        return tf.tanh((x - tf.reduce_mean(x, axis=0, keepdims=True)) @ w)
+    if layer == "batch norm":
+        h = x @ w
+        mean = tf.reduce_mean(h, axis=0, keepdims=True)
+        variance = tf.reduce_mean((h - mean) ** 2, axis=0, keepdims=True)
+        return (h - mean) / tf.sqrt(variance + BATCH_NORM_EPSILON)
+    raise ValueError(f"unknown layer {layer!r}; choose one of {sorted(LAYERS)}")
+
+
+@dataclass(frozen=True)
+class JacobianStructure:
+    layer: str
+    batch: int
+    full: np.ndarray            # (batch, outs, batch, ins), from tape.jacobian
+    batch_jacobian: np.ndarray  # (batch, outs, ins), from tape.batch_jacobian
+
+    @property
+    def diagonal_blocks(self) -> np.ndarray:
+        """full[b, :, b, :] for each b: each example's own Jacobian."""
+        return np.stack([self.full[b, :, b, :] for b in range(self.batch)])
+
+    @property
+    def column_sums(self) -> np.ndarray:
+        """sum over b' of full[b', :, b, :]: what batch_jacobian actually computes."""
+        return self.full.sum(axis=0).transpose(1, 0, 2)
+
+    @property
+    def cross_example_max(self) -> float:
+        """The largest |full[b', :, b, :]| over pairs of different examples b' != b."""
+        mask = ~np.eye(self.batch, dtype=bool)
+        blocks = np.abs(self.full).max(axis=(1, 3))   # (batch, batch)
+        return float(blocks[mask].max()) if mask.any() else 0.0
+
+    @property
+    def difference_from_diagonal(self) -> float:
+        return float(np.abs(self.batch_jacobian - self.diagonal_blocks).max())
+
+    @property
+    def difference_from_column_sums(self) -> float:
+        return float(np.abs(self.batch_jacobian - self.column_sums).max())
+
+    def as_matrix(self) -> np.ndarray:
+        """The full Jacobian as a (batch·outs) × (batch·ins) matrix."""
+        return self.full.reshape(self.batch * OUTS, self.batch * INS)
+
+    def batch_jacobian_matrix(self) -> np.ndarray:
+        """batch_jacobian's blocks on the diagonal, NaN (blank) elsewhere."""
+        matrix = np.full((self.batch * OUTS, self.batch * INS), np.nan)
+        for b in range(self.batch):
+            matrix[b * OUTS:(b + 1) * OUTS, b * INS:(b + 1) * INS] = self.batch_jacobian[b]
+        return matrix
+
+
+def jacobian_structure(layer: str = "independent", batch: int = 3) -> JacobianStructure:
+    """Both Jacobians of ``layer`` for the first ``batch`` rows of INPUTS."""
+    import tensorflow as tf
+
+    if layer not in LAYERS:
+        raise ValueError(f"unknown layer {layer!r}; choose one of {sorted(LAYERS)}")
+    batch = int(min(max(int(batch), BATCH_MIN), BATCH_MAX))
+    x = tf.constant(INPUTS[:batch], dtype=tf.float32)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = layer_output(layer, x)
+    full = tape.jacobian(y, x, experimental_use_pfor=False)
+    per_example = tape.batch_jacobian(y, x, experimental_use_pfor=False)
+    del tape
+    return JacobianStructure(layer=layer, batch=batch,
+                             full=full.numpy().astype(np.float64),
+                             batch_jacobian=per_example.numpy().astype(np.float64))
+
+
+def _draw_blocks(ax, batch: int) -> None:
+    for b in range(1, batch):
+        ax.axhline(b * OUTS - 0.5, color="black", linewidth=1.0)
+        ax.axvline(b * INS - 0.5, color="black", linewidth=1.0)
+    ax.set_xticks([b * INS + (INS - 1) / 2 for b in range(batch)])
+    ax.set_xticklabels([f"x[{b}]" for b in range(batch)])
+    ax.set_yticks([b * OUTS + (OUTS - 1) / 2 for b in range(batch)])
+    ax.set_yticklabels([f"y[{b}]" for b in range(batch)])
+    ax.grid(False)
+
+
+def render_figure(structure: JacobianStructure):
+    """A matplotlib Figure (not registered with pyplot) with both heatmaps."""
+    from matplotlib.figure import Figure
+
+    full = structure.as_matrix()
+    per_example = structure.batch_jacobian_matrix()
+    limit = max(float(np.abs(full).max()), float(np.nanmax(np.abs(per_example))), 1e-6)
+    figure = Figure(figsize=(8.0, 3.4), dpi=80, layout="constrained")
+    axes = figure.subplots(1, 2)
+    image = None
+    for ax, matrix, title in (
+            (axes[0], full, f"tape.jacobian {structure.full.shape}"),
+            (axes[1], per_example, f"tape.batch_jacobian {structure.batch_jacobian.shape}")):
+        image = ax.imshow(np.ma.masked_invalid(matrix), cmap="RdBu_r", vmin=-limit,
+                          vmax=limit, interpolation="nearest")
+        ax.set_facecolor("#dddddd")
+        _draw_blocks(ax, structure.batch)
+        ax.set_title(title, fontsize=11)
+    figure.colorbar(image, ax=list(axes), shrink=0.85, label="dy/dx")
+    figure.suptitle(f"{structure.layer}: {LAYERS[structure.layer]}", fontsize=11)
+    return figure
+
+
+def render_png(structure: JacobianStructure) -> bytes:
+    from ..plotting import png_bytes
+
+    return png_bytes(render_figure(structure))
+
+
+def _verdict(structure: JacobianStructure) -> tuple[str, str]:
+    independent = structure.cross_example_max < 1e-6
+    matches_diagonal = structure.difference_from_diagonal < 1e-5
+    if independent:
+        blocks = "block-diagonal: no example depends on another"
+    else:
+        blocks = "NOT block-diagonal: examples depend on each other"
+    if matches_diagonal:
+        verdict = "batch_jacobian equals the diagonal blocks"
+    else:
+        verdict = ("batch_jacobian does NOT equal the diagonal blocks: it sums each "
+                   "column of blocks")
+    return blocks, verdict
+
+
+def render_text(structure: JacobianStructure) -> str:
+    blocks, verdict = _verdict(structure)
+    return (f"Jacobian heatmap: layer = {structure.layer}, batch = {structure.batch}. "
+            f"jacobian shape {structure.full.shape}, batch_jacobian shape "
+            f"{structure.batch_jacobian.shape}. Largest cross-example entry "
+            f"{structure.cross_example_max:.6f} ({blocks}). Largest difference of "
+            f"batch_jacobian from the diagonal blocks {structure.difference_from_diagonal:.6f}, "
+            f"from the column sums of blocks {structure.difference_from_column_sums:.6f} "
+            f"({verdict}).")
+
+
+def render_html(structure: JacobianStructure) -> str:
+    blocks, verdict = _verdict(structure)
+    rows = [
+        ("largest cross-example entry |J[b', :, b, :]|, b' ≠ b",
+         structure.cross_example_max),
+        ("batch_jacobian − diagonal blocks (largest |difference|)",
+         structure.difference_from_diagonal),
+        ("batch_jacobian − blocks summed down each column",
+         structure.difference_from_column_sums),
+    ]
+    table = "".join(
+        f"<tr><td style='padding:2px 8px'>{label}</td><td style='padding:2px 8px;"
+        f"text-align:right;font-family:monospace'>{value:.6f}</td></tr>"
+        for label, value in rows)
+    return (f"<div class='jacobian-heatmap-readout' data-layer='{structure.layer}' "
+            f"data-batch='{structure.batch}'><b>{structure.layer}, batch = "
+            f"{structure.batch}</b>: the full Jacobian is {blocks}; {verdict}."
+            f"<table style='border-collapse:collapse'>{table}</table></div>")
+
+
+class JacobianHeatmap:
+    """Toggle the layer, slide the batch size, compare jacobian and batch_jacobian."""
+
+    def __init__(self, layer: str = "independent", batch: int = 3):
+        import ipywidgets as widgets
+
+        if layer not in LAYERS:
+            layer = "independent"
+        self.layer = widgets.ToggleButtons(options=list(LAYERS), value=layer,
+                                           description="layer")
+        self.batch = widgets.IntSlider(
+            value=int(min(max(int(batch), BATCH_MIN), BATCH_MAX)), min=BATCH_MIN,
+            max=BATCH_MAX, step=1, description="batch", continuous_update=False,
+            layout=widgets.Layout(width="320px"))
+        self.image = widgets.Image(format="png")
+        self.readout = widgets.HTML()
+        self.widget = widgets.VBox([self.layer, self.batch, self.image, self.readout])
+        self.widget.add_class("jacobian-heatmap")
+        self.layer.observe(self._on_change, names="value")
+        self.batch.observe(self._on_change, names="value")
+        self.structure = None
+        self.update()
+
+    def _on_change(self, change) -> None:
+        self.update()
+
+    def update(self) -> None:
+        self.structure = jacobian_structure(self.layer.value, self.batch.value)
+        self.image.value = render_png(self.structure)
+        self.readout.value = render_html(self.structure)
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = render_text(self.structure)
+        return bundle

@@ -1,0 +1,114 @@
+"""Lesson 05's Jacobian heatmap, driven from Python like a learner's controls.
+
+The reference Jacobians are float64 closed forms (for the independent layer) and
+central differences in float64 NumPy (for the layers that mix examples), never
+the tape the widget uses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autodiff_course.gradcheck import central_jacobian
+from autodiff_course.widgets.jacobian_heatmap import (
+    BATCH_MAX, BATCH_MIN, BATCH_NORM_EPSILON, INPUTS, INS, LAYERS, OUTS, WEIGHTS,
+    JacobianHeatmap, jacobian_structure, render_figure, render_png, render_text,
+)
+
+
+def numpy_layer(layer: str, x: np.ndarray) -> np.ndarray:
+    if layer == "independent":
+        return np.tanh(x @ WEIGHTS)
+    if layer == "centred":
+        return np.tanh((x - x.mean(axis=0, keepdims=True)) @ WEIGHTS)
+    h = x @ WEIGHTS
+    centred = h - h.mean(axis=0, keepdims=True)
+    return centred / np.sqrt((centred**2).mean(axis=0, keepdims=True) + BATCH_NORM_EPSILON)
+
+
+def test_independent_layer_matches_the_closed_form_and_is_block_diagonal():
+    structure = jacobian_structure("independent", 4)
+    x = INPUTS[:4]
+    y = np.tanh(x @ WEIGHTS)
+    expected = (1.0 - y**2)[:, :, None] * WEIGHTS.T[None]
+    assert structure.full.shape == (4, OUTS, 4, INS)
+    assert structure.batch_jacobian.shape == (4, OUTS, INS)
+    np.testing.assert_allclose(structure.diagonal_blocks, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(structure.batch_jacobian, expected, rtol=1e-5, atol=1e-6)
+    assert structure.cross_example_max == 0.0
+    assert structure.difference_from_diagonal < 1e-6
+
+
+@pytest.mark.parametrize("layer", ["centred", "batch norm"])
+def test_mixing_layers_have_cross_terms_and_batch_jacobian_sums_columns(layer):
+    structure = jacobian_structure(layer, 3)
+    x = INPUTS[:3]
+    expected = central_jacobian(lambda v: numpy_layer(layer, v), x, h=1e-6)
+    np.testing.assert_allclose(structure.full, expected, rtol=1e-3, atol=1e-4)
+    assert structure.cross_example_max > 0.1
+    assert structure.difference_from_diagonal > 0.1
+    column_sums = expected.sum(axis=0).transpose(1, 0, 2)
+    np.testing.assert_allclose(structure.batch_jacobian, column_sums, atol=1e-4)
+
+
+def test_batch_norm_batch_jacobian_is_zero_because_each_column_of_outputs_sums_to_zero():
+    structure = jacobian_structure("batch norm", 5)
+    assert np.abs(structure.batch_jacobian).max() < 1e-5
+    assert np.abs(structure.diagonal_blocks).max() > 0.1
+
+
+def test_text_summary_states_the_numbers_and_the_verdict():
+    independent = render_text(jacobian_structure("independent", 3))
+    assert independent.startswith("Jacobian heatmap: layer = independent, batch = 3.")
+    assert "jacobian shape (3, 2, 3, 3), batch_jacobian shape (3, 2, 3)" in independent
+    assert "block-diagonal" in independent and "NOT" not in independent
+    mixing = render_text(jacobian_structure("centred", 3))
+    assert "NOT block-diagonal" in mixing and "does NOT equal the diagonal blocks" in mixing
+
+
+def test_moving_the_controls_updates_image_readout_and_text():
+    heatmap = JacobianHeatmap()
+    before = (heatmap.image.value, heatmap.readout.value,
+              heatmap._repr_mimebundle_()["text/plain"])
+    heatmap.layer.value = "centred"
+    assert heatmap.structure.layer == "centred"
+    heatmap.batch.value = 5
+    assert heatmap.structure.batch == 5 and heatmap.structure.full.shape == (5, 2, 5, 3)
+    after = (heatmap.image.value, heatmap.readout.value,
+             heatmap._repr_mimebundle_()["text/plain"])
+    assert all(a != b for a, b in zip(before, after))
+    assert "data-layer='centred'" in heatmap.readout.value
+    assert bytes(heatmap.image.value).startswith(b"\x89PNG")
+
+
+def test_every_control_value_renders_without_an_exception():
+    heatmap = JacobianHeatmap(layer="not a layer", batch=100)
+    assert heatmap.layer.value == "independent" and heatmap.batch.value == BATCH_MAX
+    for layer in LAYERS:
+        heatmap.layer.value = layer
+        for batch in range(BATCH_MIN, BATCH_MAX + 1):
+            heatmap.batch.value = batch
+            assert np.all(np.isfinite(heatmap.structure.full)), (layer, batch)
+            assert heatmap.structure.difference_from_column_sums < 1e-4, (layer, batch)
+
+
+def test_rendering_is_repeatable_and_leaves_pyplot_alone():
+    import matplotlib.pyplot as plt
+
+    structure = jacobian_structure("centred", 3)
+    figures_before = plt.get_fignums()
+    assert render_png(structure) == render_png(structure)
+    render_figure(structure)
+    assert plt.get_fignums() == figures_before
+
+
+def test_display_bundle_has_a_widget_view_and_a_plain_text_summary():
+    bundle = JacobianHeatmap(layer="centred")._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+    assert "layer = centred" in bundle["text/plain"]
+
+
+def test_unknown_layer_is_refused_by_the_function():
+    with pytest.raises(ValueError):
+        jacobian_structure("dropout", 3)
