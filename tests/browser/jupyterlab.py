@@ -160,18 +160,38 @@ def wait_for_kernel_idle(page, timeout: float = 120) -> None:
 
 
 def run_all_cells(page, timeout: float = 180) -> None:
-    page.click("text=Run", timeout=10_000)  # the Run menu
-    page.click(".lm-Menu-item:has-text('Run All Cells')", timeout=10_000)
+    """Clear every output, Run > Run All Cells, and wait until each code cell has run.
+
+    Clearing first makes a fresh run observable: the new prompts could otherwise
+    carry the same numbers as the saved ones.
+    """
+    click_menu(page, "Edit", "Clear Outputs of All Cells")
+    page.wait_for_function("""() => [...document.querySelectorAll(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')]
+        .every(p => !/[0-9]/.test(p.textContent))""", timeout=30_000)
+    click_menu(page, "Run", "Run All Cells")
     deadline = time.monotonic() + timeout
-    page.wait_for_timeout(500)
     while time.monotonic() < deadline:
-        busy = page.evaluate("""() => [...document.querySelectorAll(
-            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-InputArea-prompt')]
-            .some(p => p.textContent.includes('*'))""")
-        if not busy and kernel_status(page) == "idle":
+        counts = execution_counts(page)
+        if counts and all(count.isdigit() for count in counts) \
+                and kernel_status(page) == "idle":
             return
         page.wait_for_timeout(300)
-    raise TimeoutError("Run All Cells did not finish")
+    page.screenshot(path=str(ROOT / "test-artifacts" / "run-all-timeout.png"))
+    raise TimeoutError(f"Run All Cells did not finish: prompts {execution_counts(page)}; "
+                       f"screenshot in test-artifacts/run-all-timeout.png")
+
+
+def click_menu(page, menu: str, item: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=menu).first.click(timeout=10_000)
+    page.locator(".lm-Menu-item:visible", has_text=item).first.click(timeout=10_000)
+
+
+def execution_counts(page) -> list[str]:
+    """The text inside each code cell's [ ] prompt: '' unrun, '*' running, '12' done."""
+    return page.evaluate("""() => [...document.querySelectorAll(
+        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')]
+        .map(p => p.textContent.replace(/[\\[\\]:\\s]/g, ''))""")
 
 
 def problems_on_page(page) -> list[str]:

@@ -1,0 +1,358 @@
+"""The numerics behind the log1pexp explorer (lessons 03 and 04).
+
+Three ways to differentiate ``log(1 + e^x)`` with ``tf.GradientTape``, each built
+for a chosen dtype:
+
+* ``naive``: plain ``tf.math.log(1 + tf.exp(x))``, differentiated by the tape;
+* ``documented``: the custom gradient of TensorFlow's documentation: forward
+  ``log(1 + e)``, backward ``upstream * (1 - 1 / (1 + e))`` with ``e = exp(x)``;
+* ``stable``: forward ``tf.nn.softplus(x)``, backward ``upstream * tf.sigmoid(x)``.
+
+:func:`compute_curves` evaluates value, gradient and second derivative (nested
+tapes) of all three on a grid of x in that dtype, next to float64 NumPy references
+(``np.logaddexp``, the sigmoid and its derivative) and the relative error of each
+gradient. :func:`thresholds` derives where the float format gives way (``exp``
+overflows; ``1/(1+e^x)`` drops below the smallest normal float, which CPUs flush to
+0.0; ``1 + e^x`` rounds to 1) from ``np.finfo``, so nothing here is hard-coded.
+
+TensorFlow is imported inside the functions, so importing this module is free.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+METHODS = ("naive", "documented", "stable")
+METHOD_LABELS = {
+    "naive": "naive autodiff",
+    "documented": "documented rule",
+    "stable": "stable rule",
+}
+QUANTITIES = ("value", "gradient", "second_derivative", "relative_error")
+QUANTITY_LABELS = {
+    "value": "value",
+    "gradient": "gradient",
+    "second_derivative": "second derivative",
+    "relative_error": "relative error",
+}
+DTYPES = ("float32", "float64", "float16")
+DEFAULT_POINTS = 400
+
+
+def dtype_name(dtype) -> str:
+    """``"float32"`` for ``tf.float32``, ``np.float32``, ``"float32"``..."""
+    name = getattr(dtype, "name", None)
+    if isinstance(name, str):
+        return name
+    return np.dtype(dtype).name
+
+
+# --------------------------------------------------------------------------
+# Where the float format gives way
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Landmarks on the x axis for one dtype, all derived from ``np.finfo``.
+
+    * ``overflow``: ``log(largest float)``; ``exp(x)`` is ``inf`` beyond it.
+    * ``flush_start``: ``log(1/smallest_normal - 1)``; from here to ``overflow``,
+      ``1/(1 + e^x)`` is below the smallest normal float (a subnormal number, which
+      CPUs running TensorFlow's float32/float64 kernels flush to 0.0).
+    * ``cancellation``: ``log(eps/2)``; below it ``1 + e^x`` rounds to exactly 1, so
+      ``1 - 1/(1 + e^x)`` cancels to 0.0 and ``log(1 + e^x)`` to 0.0.
+    """
+
+    dtype: str
+    largest: float
+    smallest_normal: float
+    eps: float
+    overflow: float
+    flush_start: float
+    cancellation: float
+
+    @property
+    def flush_band(self) -> tuple[float, float]:
+        return (self.flush_start, self.overflow)
+
+
+@functools.lru_cache(maxsize=None)
+def thresholds(dtype) -> Thresholds:
+    """The :class:`Thresholds` of ``dtype`` (float16, float32 or float64)."""
+    name = dtype_name(dtype)
+    info = np.finfo(np.dtype(name))
+    largest = float(info.max)
+    smallest_normal = float(info.smallest_normal)
+    eps = float(info.eps)
+    return Thresholds(
+        dtype=name,
+        largest=largest,
+        smallest_normal=smallest_normal,
+        eps=eps,
+        overflow=float(np.log(largest)),
+        flush_start=float(np.log(1.0 / smallest_normal - 1.0)),
+        cancellation=float(np.log(eps / 2.0)),
+    )
+
+
+# --------------------------------------------------------------------------
+# The three methods, each a function of the dtype
+# --------------------------------------------------------------------------
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+@functools.lru_cache(maxsize=None)
+def naive_log1pexp(dtype):
+    """``log(1 + e^x)`` in ``dtype``, left for the tape to differentiate op by op."""
+    tf = _tf()
+    name = dtype_name(dtype)
+
+    def log1pexp(x):
+        x = tf.convert_to_tensor(x, dtype=name)
+        return tf.math.log(1.0 + tf.exp(x))
+
+    return log1pexp
+
+
+@functools.lru_cache(maxsize=None)
+def documented_log1pexp(dtype):
+    """The documented custom gradient: ``upstream * (1 - 1 / (1 + e))``, in ``dtype``.
+
+    The forward value is still ``log(1 + e)``, so it is ``inf`` once ``exp`` overflows.
+    """
+    tf = _tf()
+    name = dtype_name(dtype)
+
+    @tf.custom_gradient
+    def log1pexp(x):
+        e = tf.exp(x)
+
+        def grad(upstream):
+            return upstream * (1.0 - 1.0 / (1.0 + e))
+
+        return tf.math.log(1.0 + e), grad
+
+    def call(x):
+        return log1pexp(tf.convert_to_tensor(x, dtype=name))
+
+    return call
+
+
+@functools.lru_cache(maxsize=None)
+def stable_log1pexp(dtype):
+    """The stable rule in ``dtype``: ``softplus`` forward, ``upstream * sigmoid`` backward."""
+    tf = _tf()
+    name = dtype_name(dtype)
+
+    @tf.custom_gradient
+    def log1pexp(x):
+        def grad(upstream):
+            return upstream * tf.sigmoid(x)
+
+        return tf.nn.softplus(x), grad
+
+    def call(x):
+        return log1pexp(tf.convert_to_tensor(x, dtype=name))
+
+    return call
+
+
+_FACTORIES = {
+    "naive": naive_log1pexp,
+    "documented": documented_log1pexp,
+    "stable": stable_log1pexp,
+}
+
+
+def method_function(method: str, dtype):
+    """The function ``x -> log(1 + e^x)`` of ``method`` (see :data:`METHODS`) in ``dtype``."""
+    return _FACTORIES[method](dtype_name(dtype))
+
+
+def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarray]]:
+    """Value, gradient and second derivative of each method at every ``x``, in ``dtype``.
+
+    The gradient comes from ``tf.GradientTape``; the second derivative from a second
+    tape around the first (nested tapes). Returns ``{method: {"value": ...,
+    "gradient": ..., "second_derivative": ...}}`` as NumPy arrays in ``dtype``.
+    A ``None`` gradient (not expected here) becomes an array of ``nan``.
+    """
+    tf = _tf()
+    name = dtype_name(dtype)
+    x = tf.constant(np.asarray(x, dtype=name).reshape(-1))
+    functions = [method_function(method, name) for method in methods]
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape(persistent=True) as inner:
+            inner.watch(x)
+            values = [f(x) for f in functions]
+        gradients = [inner.gradient(value, x) for value in values]
+    seconds = [outer.gradient(gradient, x) if gradient is not None else None
+               for gradient in gradients]
+    del inner, outer
+
+    def as_array(tensor):
+        if tensor is None:
+            return np.full(x.shape, np.nan, dtype=name)
+        return tensor.numpy()
+
+    return {
+        method: {"value": as_array(value), "gradient": as_array(gradient),
+                 "second_derivative": as_array(second)}
+        for method, value, gradient, second in zip(methods, values, gradients, seconds)
+    }
+
+
+# --------------------------------------------------------------------------
+# Float64 references and relative error
+# --------------------------------------------------------------------------
+
+def reference_sigmoid(x) -> np.ndarray:
+    """The logistic sigmoid in float64, without overflow for either sign of x."""
+    x = np.asarray(x, dtype=np.float64)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def reference_derivatives(x) -> dict[str, np.ndarray]:
+    """float64 closed forms: ``logaddexp(0, x)``, ``sigmoid(x)``, ``sigmoid*(1 - sigmoid)``.
+
+    ``1 - sigmoid(x)`` is evaluated as ``sigmoid(-x)``, which is the same number
+    without the cancellation (that cancellation is what the explorer is about).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    sigmoid = reference_sigmoid(x)
+    return {
+        "value": np.logaddexp(0.0, x),
+        "gradient": sigmoid,
+        "second_derivative": sigmoid * reference_sigmoid(-x),
+    }
+
+
+def relative_error(got, reference) -> np.ndarray:
+    """``|got - reference| / |reference|`` in float64, never a warning.
+
+    ``nan`` where ``got`` is ``nan``, ``inf`` where ``got`` is infinite. Where the
+    reference is 0 the error is 0 if ``got`` is 0 too, else ``inf``.
+    """
+    got = np.asarray(got, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        error = np.abs(got - reference) / np.abs(reference)
+    at_zero = reference == 0
+    error = np.where(at_zero, np.where(got == 0, 0.0, np.inf), error)
+    error = np.where(np.isinf(got), np.inf, error)
+    return np.where(np.isnan(got), np.nan, error)
+
+
+# --------------------------------------------------------------------------
+# Curves on a grid
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Log1pexpCurves:
+    """Everything the explorer can plot, on one grid of x in one dtype.
+
+    ``x`` holds the points in ``dtype`` (what TensorFlow saw), ``x64`` the same
+    numbers in float64. ``methods[m][q]`` is quantity ``q`` (see :data:`QUANTITIES`)
+    of method ``m``: value, gradient and second derivative in ``dtype``; the
+    relative error of the gradient against ``reference["gradient"]`` in float64.
+    All arrays are read-only (curves are cached and shared).
+    """
+
+    dtype: str
+    x: np.ndarray
+    x64: np.ndarray
+    reference: dict
+    methods: dict
+
+    def series(self, method: str, quantity: str) -> np.ndarray:
+        return self.methods[method][quantity]
+
+    def reference_series(self, quantity: str) -> np.ndarray | None:
+        """The float64 reference of ``quantity`` (``None`` for the relative error)."""
+        return self.reference.get(quantity)
+
+    def __len__(self) -> int:
+        return int(self.x.size)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def curves_at(x, dtype) -> Log1pexpCurves:
+    """:class:`Log1pexpCurves` at the given points (cast to ``dtype``), all methods."""
+    name = dtype_name(dtype)
+    x = np.asarray(x, dtype=np.float64).reshape(-1).astype(name)
+    x64 = x.astype(np.float64)
+    reference = {key: _read_only(value) for key, value in reference_derivatives(x64).items()}
+    methods = {}
+    for method, quantities in tape_derivatives(x, name).items():
+        quantities["relative_error"] = relative_error(quantities["gradient"],
+                                                      reference["gradient"])
+        methods[method] = {key: _read_only(value) for key, value in quantities.items()}
+    return Log1pexpCurves(dtype=name, x=_read_only(x), x64=_read_only(x64),
+                          reference=reference, methods=methods)
+
+
+def grid(x_min: float, x_max: float, dtype, num: int = DEFAULT_POINTS) -> np.ndarray:
+    """``num`` evenly spaced points from ``x_min`` to ``x_max``, rounded to ``dtype``."""
+    lo, hi = sorted((float(x_min), float(x_max)))
+    return np.linspace(lo, hi, max(int(num), 1)).astype(dtype_name(dtype))
+
+
+class _LruCache:
+    """A tiny least-recently-used cache (results are immutable, so sharing is safe)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+
+    def get(self, key, make):
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        value = make()
+        self._items[key] = value
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+_CURVES = _LruCache(64)
+_POINTS = _LruCache(512)
+
+
+def compute_curves(x_min: float, x_max: float, dtype,
+                   num: int = DEFAULT_POINTS) -> Log1pexpCurves:
+    """All methods and quantities on ``grid(x_min, x_max, dtype, num)`` (cached)."""
+    name = dtype_name(dtype)
+    lo, hi = sorted((float(x_min), float(x_max)))
+    key = (name, lo, hi, int(num))
+    return _CURVES.get(key, lambda: curves_at(grid(lo, hi, name, num), name))
+
+
+def compute_point(x: float, dtype) -> Log1pexpCurves:
+    """All methods and quantities at the single point ``x`` (cast to ``dtype``; cached)."""
+    name = dtype_name(dtype)
+    key = (name, float(x))
+    return _POINTS.get(key, lambda: curves_at([float(x)], name))
+
+
+def clear_caches() -> None:
+    """Forget cached curves (the benchmark uses it to time the TensorFlow part)."""
+    _CURVES.clear()
+    _POINTS.clear()
