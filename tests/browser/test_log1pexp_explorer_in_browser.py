@@ -6,10 +6,14 @@ float64 NumPy reference, and the plot image must have been replaced.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
-from jupyterlab import open_notebook, problems_on_page, run_all_cells
+from jupyterlab import ROOT, open_notebook, problems_on_page, run_all_cells
+
+FIGURES = ROOT / "figures"
 
 EXPLORER = ".log1pexp-explorer"
 READOUT = ".log1pexp-readout [data-dtype]"
@@ -86,6 +90,8 @@ def test_default_view_shows_the_silent_zero(explorer_page, artifacts):
     assert float(data["naiveGradient"]) == 0.0          # the silent 0.0 band
     assert float(data["stableGradient"]) == pytest.approx(sigmoid64(x), rel=1e-6)
     page.locator(EXPLORER).first.screenshot(path=str(artifacts / "explorer-default.png"))
+    if os.environ.get("COURSE_UPDATE_SCREENSHOT"):  # refresh the README's curated picture
+        page.locator(EXPLORER).first.screenshot(path=str(FIGURES / "explorer-in-jupyterlab.png"))
 
 
 def test_keyboard_moves_the_readout_and_the_values_follow(explorer_page):
