@@ -37,8 +37,11 @@ set_up() {
   echo "Installing the pinned packages from $requirements (the first time takes a few minutes)."
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . \
-    || "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
+  # The helper package, editable so that changes to it take effect at once.
+  if ! "$VENV/bin/python" -c "import autodiff_course, os, sys; \
+sys.exit(os.path.dirname(os.path.dirname(autodiff_course.__file__)) != os.getcwd())" 2>/dev/null; then
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
+  fi
 }
 
 ensure_chromium() {
@@ -68,7 +71,7 @@ case "$command" in
     set_up requirements.txt
     if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
-      lessons/00-welcome.ipynb "$@"
+      --LabApp.default_url=/lab/tree/lessons/00-welcome.ipynb "$@"
     ;;
   test)
     set_up requirements-test.txt
