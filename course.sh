@@ -37,9 +37,12 @@ set_up() {
   echo "Installing the pinned packages from $requirements (the first time takes a few minutes)."
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  # The helper package, editable so that changes to it take effect at once.
-  if ! "$VENV/bin/python" -c "import autodiff_course, os, sys; \
-sys.exit(os.path.dirname(os.path.dirname(autodiff_course.__file__)) != os.getcwd())" 2>/dev/null; then
+  # The helper package, editable so that changes to it take effect at once. (The
+  # check runs from / so that this folder on sys.path cannot fake an install.)
+  local here python; here="$(pwd -P)"; python="$VENV/bin/python"
+  case "$python" in /*) ;; *) python="$here/$python" ;; esac
+  if ! (cd / && "$python" -c "import autodiff_course, os, sys; \
+sys.exit(os.path.dirname(os.path.dirname(os.path.realpath(autodiff_course.__file__))) != sys.argv[1])" "$here") 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
   fi
 }
