@@ -136,12 +136,12 @@ def call_answer(answer, *args, name: str | None = None):
     """Call the learner's function; translate what can go wrong into verdicts."""
     label = name or f"`{getattr(answer, '__name__', 'your function')}`"
     if answer is None:
-        raise Wrong(f"The check received None instead of your function: pass "
-                    f"the function itself, e.g. check.this(my_function).", "not_callable")
+        raise Wrong("The check received None instead of your function: pass "
+                    "the function itself, e.g. check.this(my_function).", "not_callable")
     if not callable(answer):
         raise Wrong(f"The check expects a function, but received a "
                     f"{type(answer).__name__}. Pass the function itself, without "
-                    f"calling it.", "not_callable")
+                    "calling it.", "not_callable")
     try:
         return answer(*args)
     except NotImplementedError:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -163,35 +161,10 @@ def test_vjp_names_the_mistake(answer, mistake):
     assert verdict(check.vector_jacobian_product, answer) == (Status.WRONG, mistake)
 
 
-# every exercise ---------------------------------------------------------------
-
-ALL_CHECKS = [check.local_derivative, check.central_difference, check.upstream_dy,
-              check.loss_gradient, check.vector_jacobian_product]
-
-
-@pytest.mark.parametrize("check_function", ALL_CHECKS, ids=lambda c: c.exercise)
-def test_stub_is_not_attempted(check_function):
-    assert verdict(check_function, stub) == (Status.NOT_ATTEMPTED, "not_attempted")
-
-
-@pytest.mark.parametrize("check_function", ALL_CHECKS, ids=lambda c: c.exercise)
-@pytest.mark.parametrize("bad", [None, 3.0, "local_derivative"])
-def test_bad_input_gets_a_hint_not_a_traceback(check_function, bad):
-    result = check_function.evaluate(bad)
-    assert result.status is Status.WRONG and result.mistake == "not_callable"
-    assert "function" in result.message
-
-
-@pytest.mark.parametrize("check_function", ALL_CHECKS, ids=lambda c: c.exercise)
-def test_an_answer_that_raises_is_reported_in_plain_words(check_function):
-    def broken(*args):
-        raise ValueError("shapes do not fit")
-    result = check_function.evaluate(broken)
-    assert result.status is Status.WRONG
-    assert result.message == "`broken` raised ValueError: shapes do not fit"
-
+# The contract shared by every check (stubs, non-functions, answers that raise,
+# strict mode) is tested once for all lessons in test_checker_contract.py.
 
 def test_hints_are_specific_sentences():
     result = check.loss_gradient.evaluate(with_dy(lambda x, output: tf.ones_like(output)))
     assert "output_gradients" in result.message and "dy = 1" in result.message
-    assert not math.isnan(len(result.message))
+    assert "dy = 2 * output" in result.message

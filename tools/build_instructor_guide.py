@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
 from notebook_format import ROOT, SOLUTIONS_DIR, load_course, read, tags
 

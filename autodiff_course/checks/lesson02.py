@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checking import (NotAttempted, Wrong, as_values, call_answer, describe_difference,
+from ..checking import (Wrong, as_values, call_answer, describe_difference,
                         diagnose_mistake, exercise, matches)
 
 # ---------------------------------------------------------------------------

@@ -212,8 +212,6 @@ _INSIDE = np.abs(STE_X) <= 1.0
 
 @exercise("3.2", "a clipped straight-through estimator for sign")
 def binarize_ste(answer):
-    import tensorflow as tf
-
     x = _tensor(STE_X)
     recorded = _Recorded(answer, x, x.shape)
     values = recorded.values
