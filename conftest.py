@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-STRICT = "AUTODIFF_COURSE_STRICT"
+from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE as STRICT
 _notebooks_seen: set[Path] = set()
 
 

@@ -151,6 +151,17 @@ def call_answer(answer, *args, name: str | None = None):
                     "raised") from None
 
 
+FORGOT_DECORATOR_HINT = (
+    "Your function returned a pair (output, gradient function) instead of a tensor: "
+    "the `@tf.custom_gradient` line above `def` is missing. The decorator is what "
+    "turns that pair into an output whose backward rule is your function.")
+
+
+def forgot_custom_gradient_decorator(value) -> bool:
+    """True for the ``(output, grad_fn)`` pair an undecorated custom gradient returns."""
+    return isinstance(value, tuple) and len(value) == 2 and callable(value[1])
+
+
 def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
               require_tensor: bool = True) -> np.ndarray:
     """Check a returned value's kind, shape and dtype; return it as float64 NumPy.

@@ -45,12 +45,6 @@ class Course:
     tensorflow: str
     lessons: tuple[Lesson, ...]
 
-    def lesson(self, slug: str) -> Lesson:
-        for lesson in self.lessons:
-            if lesson.slug == slug:
-                return lesson
-        raise KeyError(f"{slug!r} is not a lesson listed in course.toml")
-
     def neighbours(self, slug: str) -> tuple[Lesson | None, Lesson | None]:
         index = [lesson.slug for lesson in self.lessons].index(slug)
         previous = self.lessons[index - 1] if index > 0 else None
@@ -62,9 +56,6 @@ class Course:
             f"https://mybinder.org/v2/gh/{self.repository}/{self.branch}"
             f"?urlpath=lab/tree/{path}"
         )
-
-    def github_url(self, path: str) -> str:
-        return f"https://github.com/{self.repository}/blob/{self.branch}/{path}"
 
 
 def load_course(path: Path = CONFIG_FILE) -> Course:

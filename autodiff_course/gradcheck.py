@@ -38,19 +38,10 @@ def central_difference(f, x, h: float = 1e-5) -> np.ndarray:
     ``f`` takes and returns anything ``np.asarray`` understands (a NumPy array, a
     tensor). The result has the shape of ``x``.
     """
-    x = np.array(x, dtype=np.float64)
-    gradient = np.zeros_like(x)
-    flat_x = x.reshape(-1)
-    flat_gradient = gradient.reshape(-1)
-    for i in range(flat_x.size):
-        original = flat_x[i]
-        flat_x[i] = original + h
-        above = float(np.asarray(f(x.copy())))
-        flat_x[i] = original - h
-        below = float(np.asarray(f(x.copy())))
-        flat_x[i] = original
-        flat_gradient[i] = (above - below) / (2 * h)
-    return gradient
+    if np.shape(np.asarray(f(np.array(x, dtype=np.float64)))) != ():
+        raise ValueError("central_difference needs a function with one number as its "
+                         "output; use central_jacobian for vector outputs")
+    return central_jacobian(f, x, h)
 
 
 def central_jacobian(f, x, h: float = 1e-5) -> np.ndarray:

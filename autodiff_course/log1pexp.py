@@ -75,10 +75,6 @@ class Thresholds:
     flush_start: float
     cancellation: float
 
-    @property
-    def flush_band(self) -> tuple[float, float]:
-        return (self.flush_start, self.overflow)
-
 
 @functools.lru_cache(maxsize=None)
 def thresholds(dtype) -> Thresholds:
@@ -97,6 +93,14 @@ def thresholds(dtype) -> Thresholds:
         flush_start=float(np.log(1.0 / smallest_normal - 1.0)),
         cancellation=float(np.log(eps / 2.0)),
     )
+
+
+def silent_zeros(got, reference, dtype):
+    """Where ``got`` is exactly 0.0 although the true value is not: at least the
+    smallest normal number of ``dtype``, so no flush to zero excuses it.
+    Works on arrays and on single numbers."""
+    smallest_normal = thresholds(dtype).smallest_normal
+    return (np.asarray(got) == 0) & (np.abs(reference) >= smallest_normal)
 
 
 # --------------------------------------------------------------------------
@@ -215,6 +219,11 @@ def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarra
 # Float64 references and relative error
 # --------------------------------------------------------------------------
 
+def reference_softplus(x) -> np.ndarray:
+    """log(1 + e^x) in float64, without overflow: the reference every check uses."""
+    return np.logaddexp(0.0, np.asarray(x, dtype=np.float64))
+
+
 def reference_sigmoid(x) -> np.ndarray:
     """The logistic sigmoid in float64, without overflow for either sign of x."""
     x = np.asarray(x, dtype=np.float64)
@@ -280,9 +289,6 @@ class Log1pexpCurves:
     def reference_series(self, quantity: str) -> np.ndarray | None:
         """The float64 reference of ``quantity`` (``None`` for the relative error)."""
         return self.reference.get(quantity)
-
-    def __len__(self) -> int:
-        return int(self.x.size)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -22,6 +22,8 @@ import sys
 import warnings
 from dataclasses import dataclass, field
 
+from .widgets import PlainTextDisplay
+
 PINNED = {
     "tensorflow": "2.21.0",
     "numpy": "2.4.6",
@@ -169,11 +171,12 @@ def seed_everything(seed: int) -> None:
     tf.config.experimental.enable_op_determinism()
 
 
-def setup_notebook(seed: int = 0, precision: int = 6) -> EnvironmentReport:
+def setup_notebook(seed: int = 0, precision: int = 6) -> None:
     """Prepare a notebook: quiet logs, seeds, print precision, environment check.
 
     Call it in the first code cell, before importing TensorFlow yourself.
-    Returns the :class:`EnvironmentReport` (the cell prints its summary line).
+    It prints the summary line of :func:`diagnose` and returns nothing, so the
+    cell shows that one line and no second echo as its value.
     Raises :class:`EnvironmentProblem` only when TensorFlow or NumPy is missing,
     since then no later cell can run.
     """
@@ -205,7 +208,6 @@ def setup_notebook(seed: int = 0, precision: int = 6) -> EnvironmentReport:
     np.set_printoptions(precision=precision, suppress=False, linewidth=88)
     _use_course_plot_style()
     print(report.summary_line())
-    return _SilentReport(report)
 
 
 def _use_course_plot_style() -> None:
@@ -214,20 +216,6 @@ def _use_course_plot_style() -> None:
     except ImportError:  # matplotlib missing: the report has said so
         return
     use_course_style()
-
-
-class _SilentReport(EnvironmentReport):
-    """The report, without a second echo as the cell's value."""
-
-    def __init__(self, report: EnvironmentReport):
-        super().__init__(**{k: getattr(report, k) for k in
-                            ("python", "versions", "widgets_front_end", "problems", "notes")})
-
-    def _repr_pretty_(self, printer, cycle):  # IPython: show nothing as Out[]
-        return None
-
-    def _ipython_display_(self):
-        return None
 
 
 WIDGETS_MISSING_TEXT = (
@@ -243,7 +231,7 @@ WIDGETS_WORKING_HTML = (
 )
 
 
-class WidgetsFrontEndProbe:
+class WidgetsFrontEndProbe(PlainTextDisplay):
     """Lesson 00: a widget that can only say 'working' if the front end draws it.
 
     Without a widgets front end, JupyterLab falls back to the plain-text form,
@@ -255,10 +243,8 @@ class WidgetsFrontEndProbe:
 
         self.widget = widgets.HTML(WIDGETS_WORKING_HTML)
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = WIDGETS_MISSING_TEXT
-        return bundle
+    def text_summary(self) -> str:
+        return WIDGETS_MISSING_TEXT
 
 
 def check_widgets_front_end() -> WidgetsFrontEndProbe:

@@ -266,6 +266,11 @@ def sigmoid_bad_grad_shape(x):
     return s, lambda upstream: tf.reduce_sum(upstream) * tf.ones((2, 2))
 
 
+def sigmoid_without_decorator(x):
+    s = tf.sigmoid(x)
+    return s, lambda upstream: upstream * s * tf.sigmoid(-x)
+
+
 def test_smooth_sigmoid_reference_is_correct():
     assert check.smooth_sigmoid.evaluate(smooth_sigmoid).status is Status.CORRECT
 
@@ -281,6 +286,7 @@ def test_smooth_sigmoid_reference_is_correct():
     (sigmoid_grad_raises, "gradient_raised"),
     (sigmoid_bad_grad_shape, "wrong_shape"),
     (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), "returned_slope"),
+    (sigmoid_without_decorator, "forgot_decorator"),
 ])
 def test_smooth_sigmoid_mistakes(answer, mistake):
     assert_wrong(check.smooth_sigmoid.evaluate(answer), mistake)

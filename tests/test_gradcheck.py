@@ -49,3 +49,10 @@ def test_compare_with_tensorflow_catches_a_wrong_custom_gradient():
 def test_tolerances_follow_the_dtype():
     assert tolerance_for(tf.float64)["rtol"] < tolerance_for(tf.float32)["rtol"]
     assert tolerance_for(np.float32) == tolerance_for(tf.float32)
+
+
+def test_central_difference_refuses_a_vector_output_in_plain_words():
+    import pytest
+
+    with pytest.raises(ValueError, match="use central_jacobian"):
+        central_difference(lambda v: v**2, np.array([1.0, 2.0]))

@@ -24,9 +24,6 @@ import os
 import statistics
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-
 
 def percentile(values, fraction: float) -> float:
     ordered = sorted(values)
@@ -39,6 +36,8 @@ def change_plan(explorer, changes: int) -> dict:
     import numpy as np
 
     from autodiff_course.log1pexp import DTYPES, METHODS, QUANTITIES
+    from autodiff_course.widgets.log1pexp_explorer import (
+        DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, X_BOUNDS)
 
     rng = np.random.default_rng(0)
 
@@ -48,15 +47,17 @@ def change_plan(explorer, changes: int) -> dict:
     def reset(**state):
         return lambda: explorer.set_state(**state)
 
-    default = dict(dtype="float32", x_range=(-20.0, 100.0), methods=METHODS,
-                   quantity="gradient", readout_x=88.5)
+    low, high = DEFAULT_X_RANGE["float32"]
+    bound_low, bound_high = X_BOUNDS["float32"]
+    default = dict(dtype="float32", x_range=(low, high), methods=METHODS,
+                   quantity=DEFAULT_QUANTITY, readout_x=DEFAULT_READOUT_X["float32"])
     # Arrow-key steps of the low handle (each one a new range: never cached).
-    steps = [set_value(explorer.x_range_slider, (round(-20.0 + 0.1 * (i + 1), 1), 100.0))
+    steps = [set_value(explorer.x_range_slider, (round(low + 0.1 * (i + 1), 1), high))
              for i in range(changes)]
     jumps = []
     for _ in range(changes):
-        low, high = sorted(rng.uniform(-120.0, 120.0, size=2))
-        jumps.append(set_value(explorer.x_range_slider, (round(low, 1), round(high, 1))))
+        a, b = sorted(rng.uniform(bound_low, bound_high, size=2))
+        jumps.append(set_value(explorer.x_range_slider, (round(a, 1), round(b, 1))))
     readout = [set_value(explorer.readout_x_slider, round(80.0 + 0.1 * (i + 1), 1))
                for i in range(changes)]
     quantities = [set_value(explorer.quantity_buttons, QUANTITIES[(i + 2) % len(QUANTITIES)])
@@ -79,6 +80,9 @@ def change_plan(explorer, changes: int) -> dict:
 
 
 def run(changes: int, cold: bool) -> dict:
+    from autodiff_course.notebook_setup import silence_tensorflow_logs
+
+    silence_tensorflow_logs()  # as a notebook's setup cell would, before TensorFlow loads
     from autodiff_course import log1pexp as numerics
     from autodiff_course.widgets.log1pexp_explorer import Log1pexpExplorer
 
@@ -104,14 +108,14 @@ def run(changes: int, cold: bool) -> dict:
         results[kind] = {"total": totals, "compute": computes, "render": renders}
 
     # TensorFlow alone: three methods, value + gradient + second derivative, 400 points.
-    tensorflow = []
+    tf_ms = []
     for i in range(changes):
         numerics.clear_caches()
         begin = time.perf_counter()
         numerics.compute_curves(-20.0 + 0.1 * i, 100.0, "float32")
-        tensorflow.append((time.perf_counter() - begin) * 1e3)
+        tf_ms.append((time.perf_counter() - begin) * 1e3)
     return {"import_ms": import_ms, "first_render_ms": first, "kinds": results,
-            "tensorflow": tensorflow, "renders": explorer.render_count}
+            "tensorflow": tf_ms, "renders": explorer.render_count}
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,6 @@ in the PNG, and the numbers come from the same TensorFlow kernels.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -41,8 +40,9 @@ def figure_states() -> dict:
 
 def render_all() -> dict[str, bytes]:
     """File name -> PNG bytes, rendered fresh."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    from autodiff_course.notebook_setup import silence_tensorflow_logs
+
+    silence_tensorflow_logs()  # also keeps oneDNN off, which the figures' bytes rely on
     from autodiff_course.widgets.log1pexp_explorer import ExplorerFigure, render_png
 
     figure = ExplorerFigure(dpi=FIGURE_DPI)

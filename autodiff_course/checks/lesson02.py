@@ -343,11 +343,11 @@ def parameter_gradients(answer):
         as_values(value)
     if not isinstance(value, Mapping):
         if isinstance(value, (list, tuple)):
-            raise Wrong(f"You returned a {type(value).__name__}. Pass the dict itself as "
+            raise Wrong(f"You returned a value of type {type(value).__name__}. Pass the dict itself as "
                         "the sources, tape.gradient(loss, params): the tape returns its "
                         "gradients in the same structure, a dict with keys 'w' and 'b'.",
                         "wrong_structure")
-        raise Wrong(f"You returned a {type(value).__name__}; a dict with keys 'w' and "
+        raise Wrong(f"You returned a value of type {type(value).__name__}; a dict with keys 'w' and "
                     "'b' (the structure of params) was expected. tape.gradient(loss, "
                     "params) returns exactly that.", "wrong_structure")
     if set(value) != {"w", "b"}:
@@ -498,7 +498,7 @@ def train(answer):
     if value is None:
         as_values(value)
     if not isinstance(value, (list, tuple)):
-        raise Wrong(f"You returned a {type(value).__name__}; return a Python list with "
+        raise Wrong(f"You returned a value of type {type(value).__name__}; return a Python list with "
                     f"one gradient per step ({TRAIN_STEPS} steps here).", "wrong_structure")
     if len(value) != TRAIN_STEPS:
         raise Wrong(f"You returned {len(value)} gradients for {TRAIN_STEPS} steps; "

@@ -11,18 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..checking import (
+    FORGOT_DECORATOR_HINT, forgot_custom_gradient_decorator,
     NotAttempted, Wrong, as_values, call_answer, describe_difference, diagnose_mistake, exercise,
     matches, _first_line,
 )
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
-def _sigmoid(x):
-    x = np.asarray(x, dtype=np.float64)
-    return np.exp(-np.logaddexp(0.0, -x))
-
+from ..log1pexp import reference_sigmoid as _sigmoid, reference_softplus as _softplus
 
 def _tensor(values, dtype=None):
     import tensorflow as tf
@@ -30,14 +23,6 @@ def _tensor(values, dtype=None):
     return tf.constant(values, dtype=dtype or tf.float32)
 
 
-def _forgot_decorator(value) -> bool:
-    return (isinstance(value, tuple) and len(value) == 2 and callable(value[1]))
-
-
-FORGOT_DECORATOR_HINT = (
-    "Your function returned a pair (output, gradient function) instead of a tensor: "
-    "the `@tf.custom_gradient` line above `def` is missing. The decorator is what "
-    "turns that pair into an output whose backward rule is your function.")
 
 
 class _Recorded:
@@ -50,7 +35,7 @@ class _Recorded:
         with tf.GradientTape() as tape:
             tape.watch(x)
             value = call_answer(answer, x)
-        if _forgot_decorator(value):
+        if forgot_custom_gradient_decorator(value):
             raise Wrong(FORGOT_DECORATOR_HINT, "forgot_decorator")
         self.values = as_values(value, name=name, shape=shape, dtype=x.dtype)
         self._tape, self._value = tape, value
@@ -350,7 +335,7 @@ def scaled_softplus(answer):
         except Exception as error:
             raise Wrong(f"The layer raised {type(error).__name__}: "
                         f"{_first_line(error)}", "raised") from None
-    if _forgot_decorator(value):
+    if forgot_custom_gradient_decorator(value):
         raise Wrong(FORGOT_DECORATOR_HINT, "forgot_decorator")
     values = as_values(value, name="The layer", shape=x.shape, dtype=x.dtype)
     expected_value = _softplus(SCALE_W * SCALE_X)
@@ -389,7 +374,7 @@ def scaled_softplus(answer):
     w_ok = matches(got_w, expected_w)
     if x_ok and w_ok:
         return ("d/dx = upstream * w * sigmoid(w x) and d/dw = sum(upstream * x * "
-                "sigmoid(w x)), both returned through the variables= protocol.")
+                "sigmoid(w x)), both as the float64 closed forms give them.")
     if not x_ok:
         diagnose_mistake(got_x, [
             ("forgot_upstream",

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checking import (Wrong, _first_line, as_values, call_answer, describe_difference,
-                        diagnose_mistake, exercise, matches)
+from ..checking import (FORGOT_DECORATOR_HINT, Wrong, _first_line, as_values, call_answer,
+                        describe_difference, diagnose_mistake, exercise,
+                        forgot_custom_gradient_decorator, matches)
+from ..log1pexp import reference_sigmoid as _sigmoid
 
 
 def _tensor(values):
     import tensorflow as tf
 
     return tf.constant(values, dtype=tf.float32)
-
-
-def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=np.float64)))
 
 
 def _sigmoid_slope(x):
@@ -163,6 +161,8 @@ def smooth_sigmoid(answer):
     with tf.GradientTape() as tape:
         tape.watch(x)
         result = call_answer(answer, x)
+    if forgot_custom_gradient_decorator(result):
+        raise Wrong(FORGOT_DECORATOR_HINT, "forgot_decorator")
     value = as_values(result, shape=x.shape, dtype=x.dtype)
     expected_value = _sigmoid(SIGMOID_X)
     if not matches(value, expected_value, rtol=1e-5, atol=1e-30):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..checking import (Wrong, as_values, call_answer, describe_difference,
                         diagnose_mistake, exercise, matches)
+from ..log1pexp import reference_sigmoid as _sigmoid, reference_softplus as _softplus
 from ..gradcheck import central_difference
 
 
@@ -285,7 +286,7 @@ def matmul_vjp(answer):
     except Wrong as wrong:
         if wrong.mistake != "raised":
             raise
-        raise Wrong(f"{wrong.hint}. That happened for {shapes}: a transpose is probably "
+        raise Wrong(f"{wrong.hint.rstrip('.')}. That happened for {shapes}: a transpose is probably "
                     f"in the wrong place. Let the shapes guide you: grad_a must be (2, 3), "
                     f"the only product of upstream (2, 4) and b (3, 4) with that shape is "
                     f"upstream @ b.T.", "transposes_wrong") from None
@@ -315,14 +316,6 @@ LOG1PEXP_PROBES = [  # (dtype, x, upstream): float32 overflows at 88.7, float64 
     (np.float32, np.array([100.0, -30.0, 0.0, 2.0]), np.array([2.0, -1.0, 0.5, 3.0])),
     (np.float64, np.array([1000.0, -40.0, 0.0, 2.0]), np.array([2.0, -1.0, 0.5, 3.0])),
 ]
-
-
-def _softplus(x):
-    return np.logaddexp(0.0, x)
-
-
-def _sigmoid(x):
-    return np.exp(-np.logaddexp(0.0, -x))
 
 
 def _close(got, expected):

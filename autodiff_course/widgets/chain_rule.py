@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import PlainTextDisplay
+
 X_MIN, X_MAX, X_STEP = -6.0, 6.0, 0.25
 
 
@@ -92,7 +94,7 @@ def render_text(values: ChainRuleValues) -> str:
             f"{values.tape_output_gradients:.6f} ({verdict}).")
 
 
-class ChainRuleExplorer:
+class ChainRuleExplorer(PlainTextDisplay):
     """A slider for x and a live table of the chain rule's factors (lesson 01)."""
 
     def __init__(self, x: float = 1.0):
@@ -117,7 +119,5 @@ class ChainRuleExplorer:
         self.values = chain_rule_values(self.slider.value)
         self.readout.value = render_html(self.values)
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = render_text(self.values)
-        return bundle
+    def text_summary(self) -> str:
+        return render_text(self.values)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import PlainTextDisplay
+
 INS, OUTS = 3, 2
 BATCH_MIN, BATCH_MAX = 2, 6
 BATCH_NORM_EPSILON = 1e-3
@@ -215,7 +217,7 @@ def render_html(structure: JacobianStructure) -> str:
             f"<table style='border-collapse:collapse'>{table}</table></div>")
 
 
-class JacobianHeatmap:
+class JacobianHeatmap(PlainTextDisplay):
     """Toggle the layer, slide the batch size, compare jacobian and batch_jacobian."""
 
     def __init__(self, layer: str = "independent", batch: int = 3):
@@ -246,7 +248,5 @@ class JacobianHeatmap:
         self.image.value = render_png(self.structure)
         self.readout.value = render_html(self.structure)
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = render_text(self.structure)
-        return bundle
+    def text_summary(self) -> str:
+        return render_text(self.structure)

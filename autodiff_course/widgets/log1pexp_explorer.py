@@ -36,6 +36,7 @@ import numpy as np
 from .. import log1pexp as numerics
 from ..log1pexp import DTYPES, METHOD_LABELS, METHODS, QUANTITIES, QUANTITY_LABELS
 from ..plotting import COURSE_RC, OKABE_ITO, series_style
+from . import PlainTextDisplay
 
 # Slider bounds, steps and the view each dtype opens with. The bounds reach past
 # the dtype's exp overflow (float16 11.09, float32 88.72, float64 709.78) and stay
@@ -179,7 +180,6 @@ def plotted_series(curves, state: ExplorerState) -> dict[str, PlottedSeries]:
     """The series a view of ``state`` draws, from cached ``curves``, per shown method."""
     base = "gradient" if state.quantity == "relative_error" else state.quantity
     reference = curves.reference_series(base)
-    tiny = numerics.thresholds(state.dtype).smallest_normal
     x = curves.x64
     series = {}
     for method in state.methods:
@@ -188,7 +188,7 @@ def plotted_series(curves, state: ExplorerState) -> dict[str, PlottedSeries]:
         series[method] = PlottedSeries(
             method=method, label=METHOD_LABELS[method], quantity=state.quantity,
             x=x, y=y, nan=np.isnan(own), posinf=np.isposinf(own), neginf=np.isneginf(own),
-            zero=(own == 0) & (np.abs(reference) >= tiny),
+            zero=numerics.silent_zeros(own, reference, state.dtype),
         )
     return series
 
@@ -612,7 +612,7 @@ class ExplorerFigure:
             self._update_y_limits(state, series)
             self._update_tick_labels()
             self.title.set_text(f"{state.dtype}: {_TITLES[state.quantity]}")
-            self.ylabel.set_text(_Y_LABELS[state.quantity])
+            self.ylabel.set_text(QUANTITY_LABELS[state.quantity])
             self._x_limits = (x_lo, x_hi)
             self.update_readout(state, readout)
 
@@ -803,12 +803,6 @@ _TITLES = {
     "second_derivative": "second derivative d²/dx² log(1 + eˣ)",
     "relative_error": "relative error of the gradient vs float64",
 }
-_Y_LABELS = {
-    "value": "value",
-    "gradient": "gradient",
-    "second_derivative": "second derivative",
-    "relative_error": "relative error",
-}
 
 
 def _symlog_ticks(linthresh: float) -> list[float]:
@@ -849,10 +843,19 @@ def render_png(state: ExplorerState | None = None, figure: ExplorerFigure | None
     """The explorer's plot for ``state`` as PNG bytes, by the widget's own code path."""
     state = (state or ExplorerState()).normalised()
     figure = figure or ExplorerFigure(dpi=dpi)
-    curves = numerics.compute_curves(*state.x_range, state.dtype, state.num_points)
-    point = numerics.compute_point(state.readout_x, state.dtype)
-    figure.update(state, plotted_series(curves, state), readout_values(point, state))
+    figure.update(state, view_series(state), view_readout(state))
     return figure.png()
+
+
+def view_series(state: ExplorerState) -> dict[str, PlottedSeries]:
+    """The curves a view of ``state`` plots (computed once per dtype and range)."""
+    curves = numerics.compute_curves(*state.x_range, state.dtype, state.num_points)
+    return plotted_series(curves, state)
+
+
+def view_readout(state: ExplorerState) -> ReadoutValues:
+    """The readout of a view of ``state`` at its readout x."""
+    return readout_values(numerics.compute_point(state.readout_x, state.dtype), state)
 
 
 # --------------------------------------------------------------------------
@@ -898,10 +901,9 @@ def render_readout_html(readout: ReadoutValues, state: ExplorerState,
             attributes[f"{method}-{name}"] = exact_text(values[key], kind)
             row_attributes[name] = exact_text(values[key], kind)
         cells = []
-        tiny = numerics.thresholds(dtype).smallest_normal
         for key, _ in keys[:3]:
             value, true = values[key], reference[key]
-            silent = value == 0 and abs(true) >= tiny
+            silent = bool(numerics.silent_zeros(value, true, dtype))
             bad = not np.isfinite(value) or silent
             title = "0.0 where the true value is not 0" if silent else (
                 "not a finite number" if bad else "")
@@ -965,7 +967,7 @@ def render_text(state: ExplorerState, series: dict[str, PlottedSeries],
 # The widget
 # --------------------------------------------------------------------------
 
-class Log1pexpExplorer:
+class Log1pexpExplorer(PlainTextDisplay):
     """Gradients of log(1 + e^x) as x grows: the interactive explorer of lesson 03.
 
     ``Log1pexpExplorer()`` opens on float32, x from -20 to 100, all three methods,
@@ -1144,15 +1146,10 @@ class Log1pexpExplorer:
         """
         start = time.perf_counter()
         state = self.state
-        point = numerics.compute_point(state.readout_x, state.dtype)
-        readout = readout_values(point, state)
+        readout = view_readout(state)
         only_readout = (self._state is not None
                         and replace(self._state, readout_x=state.readout_x) == state)
-        if only_readout:
-            series = self._series
-        else:
-            curves = numerics.compute_curves(*state.x_range, state.dtype, state.num_points)
-            series = plotted_series(curves, state)
+        series = self._series if only_readout else view_series(state)
         computed = time.perf_counter()
         if only_readout:
             self._figure.update_readout(state, readout)
@@ -1184,11 +1181,6 @@ class Log1pexpExplorer:
     def png(self) -> bytes:
         """The PNG bytes now in ``plot_image``."""
         return bytes(self.plot_image.value)
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = self.text_summary()
-        return bundle
 
 
 def _close(a, b) -> bool:

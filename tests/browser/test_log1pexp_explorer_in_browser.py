@@ -59,6 +59,14 @@ def drag_handle(page, slider: str, index: int, to_fraction: float) -> None:
     page.mouse.up()
 
 
+def choose(page, control: str, option: str, key: str) -> None:
+    """Click a toggle button and wait until the readout and the plot both follow."""
+    before = image_source(page)
+    page.locator(f"{EXPLORER} {control} button", has_text=option).first.click()
+    wait_for_readout(page, key, option)
+    wait_for_new_image(page, before)
+
+
 def wait_for_readout(page, key: str, value: str) -> None:
     page.wait_for_function(
         f"""([key, value]) => {{
@@ -113,10 +121,7 @@ def test_keyboard_moves_the_readout_and_the_values_follow(explorer_page):
 
 def test_switching_the_quantity_replots(explorer_page):
     page = explorer_page
-    before = image_source(page)
-    page.locator(f"{EXPLORER} .log1pexp-quantity button", has_text="value").first.click()
-    wait_for_readout(page, "quantity", "value")
-    wait_for_new_image(page, before)
+    choose(page, ".log1pexp-quantity", "value", "quantity")
     data = readout(page)
     x = float(data["x"])
     assert float(data["documentedValue"]) == pytest.approx(softplus64(x), rel=1e-6)
@@ -136,10 +141,7 @@ def test_mouse_on_the_range_slider_replots(explorer_page):
 
 def test_switching_to_float64_reaches_past_its_overflow(explorer_page, artifacts):
     page = explorer_page
-    before = image_source(page)
-    page.locator(f"{EXPLORER} .log1pexp-dtype button", has_text="float64").first.click()
-    wait_for_readout(page, "dtype", "float64")
-    wait_for_new_image(page, before)
+    choose(page, ".log1pexp-dtype", "float64", "dtype")
     data = readout(page)
     x = float(data["x"])
     assert float(data["stableValue"]) == pytest.approx(softplus64(x), rel=1e-12)
