@@ -1,13 +1,20 @@
-"""The checker framework: three verdicts, plain-word hints, strict mode."""
+"""The checker framework: verdicts, conversion, judging, observing how answers differentiate."""
 
 from __future__ import annotations
+
+import json
+import time
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from autodiff_course.checking import (
-    ExerciseNotSolved, Status, Wrong, as_values, call_answer, evaluate, exercise, matches,
+    ExerciseNotSolved, Status, Wrong, answers, as_sequence, as_values, call_answer,
+    describe_difference, evaluate, exercise, explain_difference, fresh_rng,
+    generic_mistake, matches, mistakes, observed_call, record_answer, require_by_hand,
+    require_custom_backward_ran, require_forward_mode, require_nested,
+    require_output_gradients, forbid_jacobian, why_none,
 )
 
 
@@ -32,8 +39,11 @@ def stub(x):
     (lambda x: (2.0 * x).numpy(), Status.WRONG, "returned_numpy"),
     (lambda x: [2.0, 4.0], Status.WRONG, "returned_list"),
     (lambda x: tf.constant([2.0, 4.0, 6.0]), Status.WRONG, "wrong_shape"),
+    (lambda x: tf.constant([[2.0, 4.0]]), Status.WRONG, "broadcast_shape"),
     (lambda x: tf.constant([2.0, 4.0], tf.float64), Status.WRONG, "wrong_dtype"),
+    (lambda x: tf.complex(x, x), Status.WRONG, "complex_values"),
     (lambda x: "two", Status.WRONG, "wrong_type"),
+    (lambda x: tf.ragged.constant([[1.0], [2.0, 3.0]]), Status.WRONG, "wrong_type"),
     (lambda x: 1 / 0, Status.WRONG, "raised"),
     (lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]), Status.WRONG, "raised"),
     (None, Status.WRONG, "not_callable"),
@@ -51,7 +61,42 @@ def test_tensorflow_errors_are_shortened_to_their_gist():
         lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]))
     assert result.message.startswith("`<lambda>` raised InvalidArgumentError")
     assert "{{function_node" not in result.message
-    assert len(result.message) < 260
+
+
+def test_an_error_is_shown_at_the_learners_own_line():
+    def learner(x):
+        doubled = 2.0 * x
+        return doubled @ tf.ones((3, 3))  # a rank error inside TensorFlow
+
+    result = double_check.evaluate(learner)
+    assert result.mistake == "raised"
+    assert "of your code: `return doubled @ tf.ones((3, 3))" in result.message
+
+
+def test_a_slow_answer_is_stopped_in_plain_words(monkeypatch):
+    monkeypatch.setattr(answers, "TIME_LIMIT_SECONDS", 0.3)
+
+    def forever(x):
+        while True:
+            time.sleep(0.01)
+
+    started = time.perf_counter()
+    result = double_check.evaluate(forever)
+    assert time.perf_counter() - started < 5
+    assert result.mistake == "too_slow" and "still running after 0.3 s" in result.message
+
+
+def test_except_exception_cannot_swallow_the_time_limit(monkeypatch):
+    monkeypatch.setattr(answers, "TIME_LIMIT_SECONDS", 0.3)
+
+    def stubborn(x):
+        while True:
+            try:
+                time.sleep(0.01)
+            except Exception:  # noqa: BLE001 - what a learner might write
+                pass
+
+    assert double_check.evaluate(stubborn).mistake == "too_slow"
 
 
 def test_check_prints_one_line_and_returns_none(capsys, monkeypatch):
@@ -71,10 +116,16 @@ def test_strict_mode_raises_unless_correct(answer, monkeypatch, capsys):
     assert "✅ Exercise 9.1 (double): correct. well done" in capsys.readouterr().out
 
 
-def test_lessons_never_raise(monkeypatch):
-    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "0")
-    for answer in (stub, None, lambda x: 1 / 0, lambda x: x, 3):
-        double_check(answer)
+def test_every_verdict_is_appended_to_the_report_file(tmp_path, monkeypatch, capsys):
+    report = tmp_path / "verdicts.jsonl"
+    monkeypatch.setenv("AUTODIFF_COURSE_REPORT", str(report))
+    monkeypatch.delenv("AUTODIFF_COURSE_STRICT", raising=False)
+    double_check(lambda x: 2.0 * x)
+    double_check(lambda x: x)
+    records = [json.loads(line) for line in report.read_text().splitlines()]
+    assert all(len(r["seconds"]) == 1 for r in records)
+    assert [(r["exercise"], r["status"], r["mistake"]) for r in records] == [
+        ("9.1", "correct", None), ("9.1", "not yet", "other")]
 
 
 def test_a_bug_in_an_evaluator_becomes_a_plain_message():
@@ -86,11 +137,281 @@ def test_a_bug_in_an_evaluator_becomes_a_plain_message():
     assert "could not judge" in result.message
 
 
-def test_call_answer_passes_values_through():
-    assert call_answer(lambda a, b: a + b, 1, 2) == 3
+def test_unregistered_mistake_codes_are_refused():
+    with pytest.raises(ValueError, match="unregistered"):
+        Wrong("hint", "no_such_mistake_code")
+    mistakes.register({"demo_only_code": "used by this test"})
+    assert Wrong("hint", "demo_only_code").mistake == "demo_only_code"
+    with pytest.raises(ValueError, match="already registered"):
+        mistakes.register({"forgot_upstream": "something else"})
 
 
-def test_matches_rejects_nan_and_shape_mismatch():
-    assert not matches(np.array([np.nan]), [np.nan])
-    assert not matches(np.array([1.0, 2.0]), [1.0])
-    assert matches(np.array([1.0, 2.0]), [1.0, 2.0 + 1e-9])
+def test_as_sequence_names_the_structure():
+    assert as_sequence((1, 2), 2) == (1, 2)
+    for value, words in [(None, "None"), (3, "int"), ((1, 2, 3), "3 items")]:
+        with pytest.raises(Wrong, match=words):
+            as_sequence(value, 2)
+
+
+def test_float32_result_for_float64_input_is_named():
+    with pytest.raises(Wrong) as caught:
+        as_values(tf.constant([1.0]), dtype=tf.float64)
+    assert caught.value.mistake == "float32_not_float64"
+
+
+# -- judging -----------------------------------------------------------------
+
+def test_tolerances_are_relative_per_point():
+    expected = np.array([1.0, 9.4e-14])
+    assert matches(np.array([1.0, 9.4e-14 * (1 + 1e-6)]), expected)
+    assert not matches(np.array([1.0, 0.0]), expected)  # 0 for a tiny value fails
+    assert not matches(np.array([np.nan, 9.4e-14]), expected)
+    assert not matches(np.array([1.0]), expected)
+
+
+def test_the_example_point_really_differs_under_the_tolerance():
+    expected = np.array([100.0, 0.880797077977882, 5.0])
+    got = np.array([100.0 + 1e-9, 0.880796909332275, 5.0])  # the middle one is off
+    text = describe_difference(got, expected, at=[1.0, 2.0, 3.0], rtol=1e-10)
+    assert "at x = 2" in text
+    assert "expected 0.8807971, got 0.8807969" in text
+
+
+@pytest.mark.parametrize("got, batch, code", [
+    ([-1.0, -2.0, 3.0], None, "sign_flipped"),
+    ([2.0, 4.0, -6.0], None, "scale_factor"),
+    ([3.0, 6.0, -9.0], 3, "sum_not_mean"),
+    ([1 / 3, 2 / 3, -1.0], 3, "mean_not_sum"),
+    ([-3.0, 2.0, 1.0], None, "reversed_order"),
+    ([1.5, 2.5, -2.5], None, "constant_offset"),
+    ([7.0, 7.0, 7.0], None, "hard_coded"),
+    ([0.0, 0.0, 0.0], None, "zeros"),
+    ([1.0, np.nan, -3.0], None, "nan_or_inf"),
+    ([1.0001, 2.0, -3.0], None, "approximation"),
+    ([1.0, 5.0, 2.0], None, None),
+])
+def test_generic_mistakes(got, batch, code):
+    found = generic_mistake(np.array(got), np.array([1.0, 2.0, -3.0]), batch=batch)
+    assert (found[0] if found else None) == code
+
+
+def test_transposed_matrices_are_named():
+    expected = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert generic_mistake(expected.T, expected)[0] == "transposed"
+
+
+def test_explain_difference_prefers_the_exercises_own_mistakes():
+    expected = np.array([1.0, 2.0, 3.0])
+    own = [("forgot_upstream", "own hint", np.array([2.0, 4.0, 6.0]))]
+    wrong = explain_difference(np.array([2.0, 4.0, 6.0]), expected, summary="s", known=own)
+    assert (wrong.mistake, wrong.hint) == ("forgot_upstream", "own hint")
+    other = explain_difference(np.array([1.0, 5.0, 2.0]), expected, summary="Not it.")
+    assert other.mistake == "other" and other.hint.startswith("Not it. For example")
+
+
+def test_fresh_probes_differ_per_call_but_not_per_process():
+    first, second = fresh_rng("demo.1").uniform(size=3), fresh_rng("demo.1").uniform(size=3)
+    assert not np.allclose(first, second)
+    assert np.allclose(fresh_rng("demo.2").uniform(size=3),
+                       np.random.default_rng([__import__("zlib").crc32(b"demo.2"), 0])
+                       .uniform(size=3))
+
+
+# -- observing how an answer differentiates ----------------------------------
+
+X = tf.constant([0.5, -1.5])
+
+
+def by_tape(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.softplus(x)
+    return tape.gradient(y, x)
+
+
+def by_alias(x):
+    with tf.autodiff.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.nn.softplus(x)
+    return tape.gradient(y, x)
+
+
+def by_hand(x):
+    return tf.sigmoid(x)
+
+
+def by_compute_gradient(x):
+    theoretical, _ = tf.test.compute_gradient(tf.nn.softplus, [x])
+    return tf.linalg.diag_part(tf.constant(theoretical[0]))
+
+
+@pytest.mark.parametrize("answer, used", [
+    (by_tape, True), (by_alias, True), (by_compute_gradient, True), (by_hand, False)])
+def test_by_hand_means_no_autodiff_at_all(answer, used):
+    _, log = observed_call(answer, X)
+    if used:
+        with pytest.raises(Wrong) as caught:
+            require_by_hand(log)
+        assert caught.value.mistake == "used_tape"
+    else:
+        require_by_hand(log)
+
+
+def test_output_gradients_are_seen():
+    def with_dy(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.softplus(x)
+        return tape.gradient(y, x, output_gradients=2.0 * y)
+
+    _, log = observed_call(with_dy, X)
+    require_output_gradients(log)
+    _, log = observed_call(by_tape, X)
+    with pytest.raises(Wrong, match="without output_gradients"):
+        require_output_gradients(log)
+
+
+def nested_second_derivative(x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = x**3
+        dy_dx = inner.gradient(y, x)
+    return outer.gradient(dy_dx, x)
+
+
+def inner_gradient_after_outer_block(x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = x**3
+    dy_dx = inner.gradient(y, x)
+    return outer.gradient(dy_dx, x)
+
+
+def outer_does_not_watch(x):
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = x**3
+        dy_dx = inner.gradient(y, x)
+    return outer.gradient(dy_dx, x)
+
+
+def test_nested_tapes_are_recognised():
+    value, log = observed_call(nested_second_derivative, X)
+    assert np.allclose(value.numpy(), 6.0 * X.numpy())
+    require_nested(log)
+    _, log = observed_call(by_tape, X)
+    with pytest.raises(Wrong, match="one tape only"):
+        require_nested(log)
+
+
+@pytest.mark.parametrize("answer, cause", [
+    (inner_gradient_after_outer_block, "gradient_outside_tape"),
+    (outer_does_not_watch, "outer_not_watching"),
+])
+def test_a_none_from_nested_tapes_is_diagnosed_from_what_happened(answer, cause):
+    value, log = observed_call(answer, X)
+    assert value is None
+    assert why_none(log)[0] == cause
+
+
+@pytest.mark.parametrize("make_tape", [tf.GradientTape, tf.autodiff.GradientTape])
+def test_unwatched_and_integer_sources(make_tape):
+    def unwatched(x):
+        with make_tape() as tape:
+            y = x * x
+        return tape.gradient(y, x)
+
+    def integer(x):
+        x = tf.constant([1, 2])
+        with make_tape() as tape:
+            tape.watch(x)
+            y = x * x
+        return tape.gradient(y, x)
+
+    assert why_none(observed_call(unwatched, X)[1])[0] == "unwatched_constant"
+    assert why_none(observed_call(integer, X)[1])[0] == "integer_dtype"
+
+
+def test_forward_mode_is_told_from_reverse_mode():
+    def forward(x):
+        with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+            y = tf.nn.softplus(x)
+        return acc.jvp(y)
+
+    _, log = observed_call(forward, X)
+    require_forward_mode(log)
+    _, log = observed_call(by_tape, X)
+    with pytest.raises(Wrong, match="reverse mode"):
+        require_forward_mode(log)
+    _, log = observed_call(by_hand, X)
+    with pytest.raises(Wrong, match="finite differences or a formula"):
+        require_forward_mode(log)
+
+
+def test_jacobian_calls_are_seen():
+    def with_jacobian(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x**2
+        return tape.jacobian(y, x)
+
+    _, log = observed_call(with_jacobian, X)
+    with pytest.raises(Wrong) as caught:
+        forbid_jacobian(log, "one backward pass per row.")
+    assert caught.value.mistake == "used_jacobian"
+    forbid_jacobian(observed_call(by_tape, X)[1], "")
+
+
+@tf.custom_gradient
+def stable_softplus(x):
+    def grad_fn(upstream):
+        return upstream * tf.sigmoid(x)
+    return tf.nn.softplus(x), grad_fn
+
+
+def test_the_custom_rule_is_seen_to_produce_the_gradient():
+    recorded = record_answer(stable_softplus, X)
+    upstream = tf.constant([2.0, -3.0])
+    gradient = recorded.gradient(upstream)[0]
+    require_custom_backward_ran(recorded.log)
+    (upstreams, returned), = recorded.log.custom_calls[0].backward
+    assert np.allclose(upstreams[0].numpy(), upstream.numpy())
+    assert np.allclose(returned[0].numpy(), gradient.numpy())
+
+
+def test_no_custom_rule_is_named():
+    recorded = record_answer(tf.nn.softplus, X)
+    recorded.gradient(tf.ones_like(X))
+    with pytest.raises(Wrong) as caught:
+        require_custom_backward_ran(recorded.log)
+    assert caught.value.mistake == "custom_gradient_not_used"
+
+
+def test_an_error_in_grad_fn_is_the_learners():
+    @tf.custom_gradient
+    def broken(x):
+        def grad_fn(upstream):
+            return upstream * undefined_name  # noqa: F821 - the learner's typo
+        return tf.nn.softplus(x), grad_fn
+
+    recorded = record_answer(broken, X)
+    with pytest.raises(Wrong) as caught:
+        recorded.gradient(tf.ones_like(X))
+    assert caught.value.mistake == "raised"
+    assert "NameError" in caught.value.hint and "of your code" in caught.value.hint
+
+
+def test_instruments_are_removed_after_observing():
+    from tensorflow.python.eager import backprop
+
+    before = backprop.GradientTape.gradient
+    with pytest.raises(ZeroDivisionError):
+        with observed_call.__globals__["observe"]():
+            assert backprop.GradientTape.gradient is not before
+            raise ZeroDivisionError
+    assert backprop.GradientTape.gradient is before

@@ -27,6 +27,8 @@ NAV_TOP_TAG = "navigation-top"
 NAV_BOTTOM_TAG = "navigation-bottom"
 COURSE_MAP_TAG = "course-map"
 IGNORE_OUTPUT_TAG = "nbval-ignore-output"
+# The cell metadata JupyterLab uses to show a cell collapsed; kept by the normal form.
+COLLAPSE_KEYS = ("source_hidden", "outputs_hidden")
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -96,7 +98,8 @@ def navigation(course: Course, lesson: Lesson, folder: str) -> str:
         " · ".join(parts)
         + f" · This lesson's {copy}"
         + f"\n\n[![Launch on Binder]({BINDER_BADGE})]({binder})"
-        + f" Lesson {lesson.number:02d} of {len(course.lessons) - 1}"
+        + f" Lesson {lesson.number:02d} of {course.lessons[0].number:02d}"
+        + f"–{course.lessons[-1].number:02d}"
         + f" · {time_line(lesson).replace('**Time:** ', '')}"
     )
 
@@ -164,9 +167,15 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
         nb.metadata["widgets"] = widgets
     for index, cell in enumerate(nb.cells):
         cell_tags = sorted(tags(cell))
+        collapsed = {key: True for key in COLLAPSE_KEYS
+                     if cell.metadata.get("jupyter", {}).get(key)}
         cell.metadata = nbformat.NotebookNode()
         if cell_tags:
             cell.metadata["tags"] = cell_tags
+        if collapsed:
+            # A collapsed source (JupyterLab's jupyter.source_hidden) hides code that
+            # would give an exercise away; the learner expands it on purpose.
+            cell.metadata["jupyter"] = collapsed
         cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
         cell["id"] = f"{lesson.number:02d}-{index:03d}"
         if isinstance(cell.source, list):
@@ -204,7 +213,8 @@ def lesson_from_solution(solution_nb):
 def source_view(nb) -> list[tuple]:
     """What must agree between a committed notebook and a regenerated one."""
     return [(cell.cell_type, cell.source, tuple(sorted(tags(cell))),
-             cell.metadata.get("slideshow", {}).get("slide_type"), cell.get("id"))
+             cell.metadata.get("slideshow", {}).get("slide_type"), cell.get("id"),
+             tuple(sorted(cell.metadata.get("jupyter", {}))))
             for cell in nb.cells]
 
 

@@ -1,0 +1,63 @@
+"""The exercise checker (introduced in lesson 00, used from lesson 01 on).
+
+A check module (``autodiff_course/checks/lessonNN.py``) keeps only what is
+particular to its exercises: the probes and the catalogue of mistakes. The
+plumbing lives here, in one place:
+
+* :mod:`.verdicts`: the three verdicts, strict mode, the ``@exercise`` decorator;
+* :mod:`.mistakes`: the one registry of mistake codes;
+* :mod:`.answers`: calling learner code (errors shown as theirs, a time limit)
+  and converting whatever it returned;
+* :mod:`.judging`: per-point relative tolerances, the generic mistakes (sign,
+  scale, sum vs mean, transpose, ...) and the example point of a fallback hint;
+* :mod:`.observing` and :mod:`.differentiating`: how the answer differentiated
+  (tapes, ``output_gradients``, nesting, forward mode, custom gradients), the
+  methods an exercise demands, and the cause of a ``None`` gradient;
+* :mod:`.probes`: boundary points plus points drawn fresh on every call.
+
+Checks compare with independent references (closed forms in float64, finite
+differences of a float64 reference), never with the code path the exercise asks for.
+"""
+
+from . import mistakes
+from .answers import (
+    FORGOT_DECORATOR_HINT, TIME_LIMIT_SECONDS, as_sequence, as_values, call_answer,
+    forgot_custom_gradient_decorator, function_label, learner_code, require_callable,
+    shape_hint, time_limit,
+)
+from .differentiating import (
+    Recorded, forbid_jacobian, gradient_values, none_hint, observed_call,
+    observed_call_keeping_errors, raise_if_none, record_answer, require_by_hand,
+    require_custom_backward_ran, require_custom_gradient, require_forward_mode,
+    require_nested, require_output_gradients, trace, why_none,
+)
+from .judging import (
+    FLOAT32, FLOAT64, Tolerance, close_points, describe_difference, diagnose_mistake,
+    explain_difference, generic_mistake, matches, tolerance_for, worst_point,
+)
+from .observing import MethodLog, observe
+from .probes import fresh_rng, points, signed, upstream
+from .verdicts import (
+    NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
+    CheckResult, ExerciseNotSolved, NotAttempted, Status, Wrong, evaluate, exercise,
+    first_line, strict_mode,
+)
+
+__all__ = [
+    "CheckResult", "ExerciseNotSolved", "FLOAT32", "FLOAT64", "FORGOT_DECORATOR_HINT",
+    "MethodLog", "NOT_ATTEMPTED_MESSAGE", "NotAttempted", "REPORT_ENVIRONMENT_VARIABLE",
+    "Recorded", "STRICT_ENVIRONMENT_VARIABLE", "Status", "TIME_LIMIT_SECONDS",
+    "Tolerance", "Wrong", "as_sequence", "as_values", "call_answer", "close_points",
+    "describe_difference", "diagnose_mistake", "evaluate", "exercise",
+    "explain_difference", "first_line", "forbid_jacobian", "forgot_custom_gradient_decorator",
+    "fresh_rng", "function_label", "generic_mistake", "gradient_values", "learner_code",
+    "matches", "mistakes", "none_hint", "observe", "observed_call",
+    "observed_call_keeping_errors", "points", "raise_if_none", "record_answer",
+    "require_by_hand", "require_callable", "require_custom_backward_ran",
+    "require_custom_gradient", "require_forward_mode", "require_nested",
+    "require_output_gradients", "shape_hint", "signed", "strict_mode", "time_limit",
+    "tolerance_for", "trace", "upstream", "why_none", "worst_point",
+]
+
+# Transitional alias for check modules written before the package existed.
+_first_line = first_line

@@ -1,0 +1,311 @@
+"""Running a learner's code and reading what it returned (used by every check).
+
+Whatever an answer does, the check answers in plain words:
+
+* an exception from the learner's code is reported as theirs, with the line of
+  their own code where it happened (never a traceback from inside TensorFlow);
+* an answer still running after :data:`TIME_LIMIT_SECONDS` is stopped and
+  reported (on platforms with ``SIGALRM``, in the main thread: a Jupyter kernel);
+* returned values of any type (None, tuples, NumPy arrays, Python scalars,
+  complex numbers, ragged or sparse tensors, strings) are converted by
+  :func:`as_values`, or turned into a hint that says what came back instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import sysconfig
+import threading
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from .verdicts import NotAttempted, Wrong, first_line
+
+TIME_LIMIT_SECONDS = float(os.environ.get("AUTODIFF_COURSE_TIME_LIMIT", "20"))
+
+_LIBRARY_FOLDERS = tuple(
+    str(Path(p).resolve()) for p in
+    {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    | {str(Path(__file__).resolve().parent.parent)}
+)
+
+
+class AnswerTooSlow(BaseException):
+    """Raised inside a learner's code when the time limit passes.
+
+    A BaseException, so that a learner's ``except Exception`` cannot swallow it.
+    """
+
+
+def _is_learner_frame(filename: str) -> bool:
+    if filename.startswith("<frozen"):
+        return False
+    try:
+        resolved = str(Path(filename).resolve())
+    except (OSError, ValueError):
+        return True
+    return not resolved.startswith(_LIBRARY_FOLDERS)
+
+
+def where_in_learner_code(error: BaseException) -> str:
+    """' (line N of your code: `...`)' for the last frame of the learner's own code."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if _is_learner_frame(frame.filename)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    line = (frame.line or "").strip()
+    shown = f": `{line}`" if line else ""
+    return f" (line {frame.lineno} of your code{shown})"
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None = None):
+    """Raise :class:`AnswerTooSlow` in the block after ``seconds`` (where possible).
+
+    The default is :data:`TIME_LIMIT_SECONDS`, read when the block starts.
+    """
+    seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
+    usable = (seconds and seconds > 0 and hasattr(signal, "SIGALRM")
+              and threading.current_thread() is threading.main_thread())
+    if not usable:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise AnswerTooSlow()
+
+    previous_handler = signal.signal(signal.SIGALRM, stop)
+    previous_timer = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_timer[0]:
+            signal.setitimer(signal.ITIMER_REAL, *previous_timer)
+
+
+@contextlib.contextmanager
+def learner_code(label: str = "Your function", seconds: float | None = None):
+    """Run the block as learner code: its failures become verdicts, never tracebacks.
+
+    ``label`` names the code in the message, e.g. "`slope`" or "Your gradient function".
+    """
+    seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
+    try:
+        with time_limit(seconds):
+            yield
+    except NotImplementedError:
+        raise NotAttempted() from None
+    except AnswerTooSlow:
+        raise Wrong(f"{label} was still running after {seconds:g} s, so the check "
+                    f"stopped it. Look for a loop that never ends (a `while` whose "
+                    f"condition never changes), or work on whole tensors instead of "
+                    f"one element at a time.", "too_slow") from None
+    except RecursionError as error:
+        raise Wrong(f"{label} calls itself without end (RecursionError)"
+                    f"{where_in_learner_code(error)}. Did a function call itself "
+                    f"instead of the TensorFlow op of the same name?", "raised") from None
+    except (Wrong, NotAttempted):
+        raise
+    except Exception as error:
+        raise Wrong(f"{label} raised {type(error).__name__}: {first_line(error)}"
+                    f"{where_in_learner_code(error)}", "raised") from None
+
+
+def function_label(answer) -> str:
+    return f"`{getattr(answer, '__name__', 'your function')}`"
+
+
+def require_callable(answer, *, what: str = "your function") -> None:
+    if answer is None:
+        raise Wrong("The check received None instead of your function: pass "
+                    "the function itself, e.g. check.this(my_function).", "not_callable")
+    if not callable(answer):
+        raise Wrong(f"The check expects a function, but received a "
+                    f"{type(answer).__name__}. Pass {what} itself, without "
+                    "calling it.", "not_callable")
+
+
+def call_answer(answer, *args, name: str | None = None, **kwargs):
+    """Call the learner's function; translate what can go wrong into verdicts."""
+    require_callable(answer)
+    with learner_code(name or function_label(answer)):
+        return answer(*args, **kwargs)
+
+
+FORGOT_DECORATOR_HINT = (
+    "Your function returned a pair (output, gradient function) instead of a tensor: "
+    "the `@tf.custom_gradient` line above `def` is missing. The decorator is what "
+    "turns that pair into an output whose backward rule is your function.")
+
+
+def forgot_custom_gradient_decorator(value) -> bool:
+    """True for the ``(output, grad_fn)`` pair an undecorated custom gradient returns."""
+    return isinstance(value, tuple) and len(value) == 2 and callable(value[1])
+
+
+def _kind(value) -> str:
+    """A plain-words name for a value's type."""
+    name = type(value).__name__
+    module = type(value).__module__ or ""
+    if module.startswith("tensorflow"):
+        return f"tf.{name}"
+    if module.startswith("numpy"):
+        return f"NumPy {name}"
+    return name
+
+
+def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
+              require_tensor: bool = True) -> np.ndarray:
+    """Check a returned value's kind, shape and dtype; return it as float64 NumPy.
+
+    ``shape`` is the expected shape as a tuple; ``dtype`` a ``tf.DType`` or NumPy
+    dtype, which the value must have exactly (a float64 input gives a float64 result).
+    With ``require_tensor=False`` NumPy arrays and Python numbers are welcome.
+    """
+    import tensorflow as tf
+
+    if value is None:
+        raise Wrong(f"{name} returned None. Did you forget `return`? (If None came "
+                    f"from `tape.gradient`, the tape did not connect the target to "
+                    f"the source.)", "returned_none")
+    if isinstance(value, (str, bytes)):
+        raise Wrong(f"{name} returned a string ({value!r:.40}), not numbers.",
+                    "wrong_type")
+    if forgot_custom_gradient_decorator(value):
+        raise Wrong(FORGOT_DECORATOR_HINT, "forgot_decorator")
+    if isinstance(value, tf.IndexedSlices):
+        value = tf.convert_to_tensor(value)
+    if isinstance(value, (tf.RaggedTensor, tf.SparseTensor)):
+        raise Wrong(f"{name} returned a {_kind(value)}; an ordinary dense tf.Tensor "
+                    f"was expected (tf.convert_to_tensor or .to_tensor() makes one).",
+                    "wrong_type")
+    if isinstance(value, (list, tuple)) and require_tensor:
+        raise Wrong(f"{name} returned a Python {type(value).__name__}; return one "
+                    f"tensor (tf.stack or tf.convert_to_tensor can combine values).",
+                    "returned_list")
+    is_tensor = isinstance(value, (tf.Tensor, tf.Variable))
+    if require_tensor and not is_tensor:
+        if isinstance(value, (np.ndarray, np.generic, float, int, complex)):
+            raise Wrong(f"{name} returned a NumPy or Python number "
+                        f"({_kind(value)}), not a tf.Tensor. Keep the "
+                        f"computation in TensorFlow ops (no `.numpy()`, no `np.` "
+                        f"functions) so the tape can differentiate it.",
+                        "returned_numpy")
+        raise Wrong(f"{name} returned a {_kind(value)}; a tf.Tensor was expected.",
+                    "wrong_type")
+    if is_tensor:
+        if value.dtype.is_complex:
+            raise Wrong(f"{name} returned complex numbers ({value.dtype.name}); the "
+                        f"answer is real. Look for a complex constant or tf.complex.",
+                        "complex_values")
+        if dtype is not None and value.dtype != tf.as_dtype(dtype):
+            expected = tf.as_dtype(dtype)
+            if expected == tf.float64 and value.dtype == tf.float32:
+                raise Wrong(f"{name} returned float32 for a float64 input: somewhere a "
+                            f"float32 constant or cast (tf.constant(...), tf.cast(..., "
+                            f"tf.float32), dtype=tf.float32) lost half the digits. "
+                            f"Build constants with dtype=x.dtype.", "float32_not_float64")
+            raise Wrong(f"{name} returned dtype {value.dtype.name}, expected "
+                        f"{expected.name}. Keep the input's dtype "
+                        f"(mixing in other constants or integers changes it).",
+                        "wrong_dtype")
+        if not (value.dtype.is_floating or value.dtype.is_integer or value.dtype.is_bool):
+            raise Wrong(f"{name} returned a tensor of {value.dtype.name}, not numbers.",
+                        "wrong_type")
+        array = value.numpy()
+    else:
+        try:
+            with np.errstate(all="ignore"):
+                array = np.asarray(value)
+        except Exception:
+            raise Wrong(f"{name} returned a {_kind(value)}, which is not a "
+                        f"number or an array.", "wrong_type") from None
+        if np.iscomplexobj(array):
+            raise Wrong(f"{name} returned complex numbers; the answer is real.",
+                        "complex_values")
+        if dtype is not None and array.dtype != np.dtype(_numpy_dtype(dtype)):
+            raise Wrong(f"{name} returned dtype {array.dtype}, expected "
+                        f"{np.dtype(_numpy_dtype(dtype))}.", "wrong_dtype")
+    if shape is not None and tuple(array.shape) != tuple(shape):
+        raise Wrong(shape_hint(name, tuple(array.shape), tuple(shape)), _shape_code(
+            tuple(array.shape), tuple(shape)))
+    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
+        raise Wrong(f"{name} returned values of type {array.dtype}, not numbers.",
+                    "wrong_type")
+    return array.astype(np.float64)
+
+
+def _numpy_dtype(dtype):
+    try:
+        import tensorflow as tf
+
+        return tf.as_dtype(dtype).as_numpy_dtype
+    except TypeError:
+        return dtype
+
+
+def _squeezed(shape) -> tuple:
+    return tuple(size for size in shape if size != 1)
+
+
+def _shape_code(got: tuple, expected: tuple) -> str:
+    if _squeezed(got) == _squeezed(expected) and got != expected:
+        return "broadcast_shape"
+    return "wrong_shape"
+
+
+def shape_hint(name: str, got: tuple, expected: tuple) -> str:
+    """A shape mismatch in words, naming the common broadcasting slips."""
+    text = f"{name} returned shape {got}, but the answer has shape {expected}."
+    if _squeezed(got) == _squeezed(expected):
+        return (text + " The numbers may be right, but an axis of size 1 was added or "
+                "kept (keepdims=True, x[:, None], a (n, 1) column): reshape to "
+                f"{expected}.")
+    if len(got) == 2 and len(expected) == 2 and got == expected[::-1]:
+        return text + " It is transposed: rows and columns are swapped."
+    if got == () and expected != ():
+        return (text + " A single number came back: was everything summed "
+                "(tf.reduce_sum or tf.reduce_mean without an axis)?")
+    if expected == () and got != ():
+        return text + " The answer is one number; reduce your result to a scalar."
+    if np.prod(got, dtype=np.int64) == np.prod(expected, dtype=np.int64):
+        return text + " The sizes agree, so the axes are in another order or reshaped."
+    return text
+
+
+def as_sequence(value, length: int, *, name: str = "Your function",
+                what: str = "values") -> tuple:
+    """Unpack a returned tuple or list of exactly ``length`` items."""
+    if value is None:
+        raise Wrong(f"{name} returned None. Did you forget `return`? It should return "
+                    f"{length} {what}.", "returned_none")
+    if not isinstance(value, (tuple, list)):
+        raise Wrong(f"{name} returned a {_kind(value)}; it should return {length} "
+                    f"{what} as a tuple: `return a, b`.", "wrong_structure")
+    if len(value) != length:
+        raise Wrong(f"{name} returned {len(value)} items; it should return {length} "
+                    f"{what}.", "wrong_structure")
+    return tuple(value)
+
+
+def running_in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+__all__ = [
+    "AnswerTooSlow", "FORGOT_DECORATOR_HINT", "TIME_LIMIT_SECONDS", "as_sequence",
+    "as_values", "call_answer", "forgot_custom_gradient_decorator", "function_label",
+    "learner_code", "require_callable", "shape_hint", "time_limit",
+    "where_in_learner_code",
+]
+
+if sys.platform == "win32":  # pragma: no cover - documented limitation
+    __doc__ += "\nOn Windows there is no SIGALRM: a slow answer is not stopped.\n"

@@ -1,0 +1,227 @@
+"""Comparing an answer with its reference, point by point (used by every check).
+
+Tolerances are *per point and relative*: a value ``g`` matches ``e`` when
+``|g - e| <= rtol * |e| + atol``, so sigmoid(-30) = 9.4e-14 must be right to
+``rtol`` of itself, not of the largest value in the array. ``atol`` is for
+references that are exactly zero (keep it tiny). :data:`FLOAT32` and
+:data:`FLOAT64` are the usual choices; a float64 probe with float64 tolerance
+rejects float32 shortcuts and finite differences, which cannot get that close.
+
+When values differ, :func:`explain_difference` first tries the patterns every
+exercise shares (sign, a constant factor such as 2 or the batch size, a
+transpose, reversed order, an offset, hard-coded numbers, zeros, nan) and only
+then falls back to quoting the point where the two really differ, with enough
+digits to see the difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .verdicts import Wrong
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float = 0.0
+
+
+FLOAT32 = Tolerance(rtol=2e-5, atol=1e-30)
+FLOAT64 = Tolerance(rtol=1e-11, atol=1e-300)
+
+
+def tolerance_for(dtype) -> Tolerance:
+    """:data:`FLOAT64` for float64 values, :data:`FLOAT32` otherwise."""
+    name = getattr(dtype, "name", str(dtype))
+    return FLOAT64 if "64" in name else FLOAT32
+
+
+def close_points(got, expected, rtol: float = FLOAT32.rtol,
+                 atol: float = FLOAT32.atol) -> np.ndarray:
+    """Element-wise: finite and within ``rtol * |expected| + atol`` of ``expected``."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.broadcast_to(np.asarray(expected, dtype=np.float64), got.shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.isfinite(got) & (np.abs(got - expected) <= rtol * np.abs(expected) + atol)
+
+
+def matches(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol) -> bool:
+    """True when every point of ``got`` matches ``expected`` (``nan`` never matches)."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape:
+        return False
+    return bool(np.all(close_points(got, expected, rtol, atol)))
+
+
+def diagnose_mistake(got, known_mistakes, rtol: float = FLOAT32.rtol,
+                     atol: float = FLOAT32.atol) -> None:
+    """Raise :class:`Wrong` with the hint of the first known mistake ``got`` matches.
+
+    ``known_mistakes`` is a list of ``(code, hint, values_that_mistake_gives)``.
+    Mistakes that the probes cannot tell from the right answer should not be listed.
+    """
+    for code, hint, values in known_mistakes:
+        if matches(got, values, rtol=rtol, atol=atol):
+            raise Wrong(hint, code)
+
+
+def _format_pair(got: float, expected: float) -> tuple[str, str]:
+    """The two numbers with just enough significant digits to tell them apart."""
+    for digits in range(6, 18):
+        a, b = f"{got:.{digits}g}", f"{expected:.{digits}g}"
+        if a != b:
+            return a, b
+    return f"{got!r}", f"{expected!r}"
+
+
+def _where(index: tuple, at, shape) -> str:
+    if at is not None:
+        points = np.asarray(at, dtype=np.float64)
+        if points.shape == tuple(shape):
+            return f" at x = {points[index]:.6g}"
+        if points.ndim == 1 and len(index) >= 1 and points.size == shape[0]:
+            return f" at x = {points[index[0]]:.6g}"
+    if len(shape) == 0:
+        return ""
+    return f" at index {list(index)}" if len(index) > 1 else f" at index {index[0]}"
+
+
+def worst_point(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol):
+    """The index where ``got`` misses ``expected`` by most, measured in tolerances."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.broadcast_to(np.asarray(expected, dtype=np.float64), got.shape)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        excess = np.abs(got - expected) / (rtol * np.abs(expected) + atol)
+    excess = np.where(np.isfinite(got), excess, np.inf)
+    excess = np.nan_to_num(excess, nan=np.inf)
+    return np.unravel_index(int(np.argmax(excess)), got.shape) if got.shape else ()
+
+
+def describe_difference(got, expected, at=None, rtol: float = FLOAT32.rtol,
+                        atol: float = FLOAT32.atol) -> str:
+    """'For example at x = ...: expected ..., got ...' at a point that really differs.
+
+    The point is the worst one *under the check's own tolerance*, and the numbers
+    carry as many digits as it takes to see that they differ.
+    """
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.broadcast_to(np.asarray(expected, dtype=np.float64), got.shape)
+    index = worst_point(got, expected, rtol, atol)
+    g, e = float(got[index]), float(expected[index])
+    shown_got, shown_expected = _format_pair(g, e)
+    where = _where(index, at, got.shape)
+    detail = ""
+    if np.isfinite(g) and e != 0.0:
+        detail = f" (relative difference {abs(g - e) / abs(e):.1e}; the check allows {rtol:.0e})"
+    return f"For example{where}: expected {shown_expected}, got {shown_got}{detail}."
+
+
+def _fit_factor(got: np.ndarray, expected: np.ndarray) -> float | None:
+    denominator = float(np.sum(expected * expected))
+    if denominator == 0.0 or not np.all(np.isfinite(got)):
+        return None
+    return float(np.sum(got * expected)) / denominator
+
+
+def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
+                    atol: float = FLOAT32.atol, batch: int | None = None,
+                    what: str = "your result") -> tuple[str, str] | None:
+    """``(code, hint)`` for a mistake every exercise can make, or None.
+
+    ``batch`` is the number of terms a mean divides by, when there is one: a
+    factor of ``batch`` is then a sum where a mean belongs (or the reverse).
+    """
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.shape != expected.shape or got.size == 0:
+        return None
+    loose = dict(rtol=max(rtol, 1e-6) * 10, atol=max(atol, 1e-12))
+    if not np.all(np.isfinite(got)):
+        bad = np.argwhere(~np.isfinite(got))
+        where = f" at index {bad[0].tolist()}" if got.ndim else ""
+        value = got[tuple(bad[0])] if got.ndim else got
+        return ("nan_or_inf", f"{what.capitalize()} is {value}{where}, where the answer "
+                f"is finite: something overflows (exp of a large number), divides by "
+                f"zero or multiplies 0 by inf there.")
+    if np.all(got == 0.0) and np.any(expected != 0.0):
+        return ("zeros", f"{what.capitalize()} is zero everywhere, but the answer is not. "
+                "A gradient of zeros often means a path was cut (a constant, a "
+                "stop_gradient, unconnected_gradients=ZERO hiding a None).")
+    if matches(got, expected, rtol=1e-2, atol=max(atol, 1e-12)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            relative = np.abs(got - expected) / np.abs(expected)
+        worst = float(np.nanmax(np.where(np.isfinite(relative), relative, 0.0)))
+        return ("approximation", f"{what.capitalize()} is close (relative error up to "
+                f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
+                f"allows {rtol:.0e}. That is the error of an approximation: a finite "
+                f"difference, float32 arithmetic where the input is float64, or a "
+                f"rounded constant.")
+    if matches(got, -expected, **loose) and np.any(expected != 0.0):
+        return ("sign_flipped", f"{what.capitalize()} has the right size but the "
+                "opposite sign everywhere: look for a subtraction the wrong way round "
+                "or a stray minus.")
+    if got.ndim == 2 and got.shape[0] == got.shape[1] and matches(got, expected.T, **loose) \
+            and not matches(expected, expected.T, **loose):
+        return ("transposed", f"{what.capitalize()} is the transpose of the answer: "
+                "rows and columns are swapped.")
+    if got.ndim >= 1 and got.shape[0] > 1 and matches(got, expected[::-1], **loose) \
+            and not matches(expected, expected[::-1], **loose):
+        return ("reversed_order", f"{what.capitalize()} has the right values in reverse "
+                "order.")
+    factor = _fit_factor(got, expected)
+    if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
+        if batch and np.isclose(factor, batch, rtol=1e-3):
+            return ("sum_not_mean", f"{what.capitalize()} is {batch} times too large, "
+                    f"and {batch} is the number of terms: a sum (tf.reduce_sum) where "
+                    f"the exercise asks for a mean (tf.reduce_mean).")
+        if batch and np.isclose(factor, 1.0 / batch, rtol=1e-3):
+            return ("mean_not_sum", f"{what.capitalize()} is {batch} times too small, "
+                    f"and {batch} is the number of terms: a mean where the exercise "
+                    f"asks for a sum.")
+        return ("scale_factor", f"{what.capitalize()} is the answer times "
+                f"{_nice(factor)}: the shape of the formula is right, a constant factor "
+                f"is not (a missing or extra 2, a 1/2, the wrong power's coefficient?).")
+    if expected.size > 1 and np.ptp(expected) > 0:
+        offset = float(np.mean(got - expected))
+        if abs(offset) > 0 and matches(got, expected + offset, **loose):
+            return ("constant_offset", f"{what.capitalize()} is the answer plus "
+                    f"{_nice(offset)} at every point: a constant term was added or "
+                    f"dropped.")
+        if np.ptp(got) == 0.0:
+            return ("hard_coded", f"{what.capitalize()} is {_nice(float(got.flat[0]))} "
+                    f"at every probe, but the answer changes with the input. Compute it "
+                    f"from the arguments instead of typing numbers in.")
+    return None
+
+
+def _nice(value: float) -> str:
+    for fraction in (2, 3, 4):
+        if np.isclose(value * fraction, round(value * fraction), rtol=1e-4) and \
+                abs(value) >= 1.0 / fraction and round(value * fraction) % fraction:
+            return f"{round(value * fraction)}/{fraction}"
+    return f"{value:.6g}"
+
+
+def explain_difference(got, expected, *, summary: str, at=None,
+                       rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol,
+                       batch: int | None = None, what: str = "your result",
+                       known=()) -> Wrong:
+    """The :class:`Wrong` for a value that matched nothing better.
+
+    Tries ``known`` (the exercise's own mistakes, as for :func:`diagnose_mistake`),
+    then :func:`generic_mistake`, then quotes a point that differs. ``summary``
+    opens the generic message, e.g. "The gradient should be sigmoid(x)."
+    """
+    got = np.asarray(got, dtype=np.float64)
+    for code, hint, values in known:
+        if matches(got, values, rtol=rtol, atol=atol):
+            return Wrong(hint, code)
+    generic = generic_mistake(got, expected, rtol=rtol, atol=atol, batch=batch, what=what)
+    if generic is not None:
+        code, hint = generic
+        return Wrong(f"{hint} {describe_difference(got, expected, at, rtol, atol)}", code)
+    return Wrong(f"{summary} {describe_difference(got, expected, at, rtol, atol)}", "other")

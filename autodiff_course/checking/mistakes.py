@@ -1,0 +1,100 @@
+"""The mistake codes every check reports (introduced with the checks, lesson 00).
+
+A verdict of *not yet* carries a short code naming the mistake it detected, so
+that tests, the progress report and an instructor's grading sheet can count
+mistakes across learners. One registry holds them all:
+
+* the codes below are shared by every lesson (the same mistake has the same code
+  wherever it is made: forgetting ``upstream`` is ``forgot_upstream`` in lesson 03
+  and in lesson 06);
+* a lesson's check module registers the codes only it can detect with
+  :func:`register`, at import time, each with a one-line description.
+
+:class:`~autodiff_course.checking.verdicts.Wrong` refuses a code that is not
+registered, so a misspelt code fails the check's tests instead of reaching a
+learner.
+"""
+
+from __future__ import annotations
+
+SHARED: dict[str, str] = {
+    # The plumbing: what came back was not something to judge.
+    "not_attempted": "the stub still raises NotImplementedError",
+    "not_callable": "the check received something other than a function",
+    "raised": "the learner's code raised an exception",
+    "too_slow": "the learner's code ran past the time limit",
+    "returned_none": "a function returned None (often a missing return)",
+    "returned_numpy": "a NumPy array or Python number where a tf.Tensor belongs",
+    "returned_list": "a Python list or tuple where one tensor belongs",
+    "wrong_type": "a value of a type that is not a number or a tensor",
+    "wrong_structure": "a container of the wrong kind, length or keys",
+    "complex_values": "complex numbers where real ones belong",
+    "wrong_shape": "a result of the wrong shape",
+    "broadcast_shape": "a shape that broadcasting produced (an axis added or kept)",
+    "wrong_dtype": "a result of another dtype than the input's",
+    "float32_not_float64": "float32 arithmetic where the input is float64",
+    "unjudgeable": "the check itself failed (a bug in the check)",
+    # Generic numerical patterns, recognised for every exercise.
+    "sign_flipped": "the negative of the right answer",
+    "scale_factor": "the right answer times a constant factor",
+    "sum_not_mean": "a sum where the exercise asks for a mean",
+    "mean_not_sum": "a mean where the exercise asks for a sum",
+    "transposed": "the transpose of the right answer",
+    "reversed_order": "the right values in reverse order",
+    "constant_offset": "the right answer plus a constant",
+    "hard_coded": "the same numbers whatever the input (hard-coded values)",
+    "zeros": "zeros where the answer is not zero",
+    "nan_or_inf": "nan or inf where the answer is finite",
+    "approximation": "close, but only as close as an approximation gets",
+    "wrong_value": "the forward value is wrong",
+    "wrong_gradient": "the gradient is wrong",
+    "other": "a wrong answer the check has no name for",
+    # Methods the exercise text demands.
+    "used_tape": "a tape (or another autodiff tool) where the exercise says by hand",
+    "custom_gradient_not_used": "no @tf.custom_gradient rule produced the gradient",
+    "forgot_decorator": "the (output, grad_fn) pair returned without @tf.custom_gradient",
+    "not_nested": "no nested tapes where the exercise asks for them",
+    "not_forward_mode": "no tf.autodiff.ForwardAccumulator where forward mode is asked for",
+    "no_output_gradients": "output_gradients not used where the exercise asks for it",
+    "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
+    "finite_differences": "finite differences where the exercise asks for autodiff",
+    # Gradients that went missing, diagnosed from what the tape saw.
+    "no_gradient": "the tape found no path back to the input (None)",
+    "unwatched_constant": "a plain tensor the tape never watched",
+    "unwatched_variable": "a variable the tape does not watch",
+    "integer_dtype": "a gradient with respect to an integer tensor",
+    "watched_after_use": "tape.watch called after the tensor was used",
+    "gradient_outside_tape": "an inner gradient computed after the outer tape's block",
+    "outer_not_watching": "the outer tape of a nested pair does not watch the source",
+    "numpy_detour": "the computation left TensorFlow through NumPy",
+    "non_differentiable_op": "the path goes through an operation without a gradient",
+    "zeros_hide_none": "unconnected_gradients=ZERO turned a None into zeros",
+    # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
+    "forgot_upstream": "the backward rule ignores the upstream gradient",
+    "grad_fn_raised": "the gradient function raised",
+    "differentiated_twice": "one differentiation too many",
+    "value_not_derivative": "the function's value where its derivative belongs",
+}
+
+_registry: dict[str, str] = dict(SHARED)
+
+
+def register(codes: dict[str, str]) -> None:
+    """Add a lesson's own mistake codes; a code may not change its meaning."""
+    for code, description in codes.items():
+        known = _registry.get(code)
+        if known is not None and known != description:
+            raise ValueError(f"mistake code {code!r} is already registered as {known!r}")
+        _registry[code] = description
+
+
+def is_known(code: str) -> bool:
+    return code in _registry
+
+
+def describe(code: str) -> str:
+    return _registry[code]
+
+
+def all_codes() -> dict[str, str]:
+    return dict(_registry)

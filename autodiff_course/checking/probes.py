@@ -1,0 +1,49 @@
+"""Probe points for the checks: fixed boundaries plus fresh points every call.
+
+An answer that hard-codes the numbers it saw in the lesson, or that is right on
+one tail only, must fail. So a check probes
+
+* every boundary and cross-over the lesson names (written down in the check's
+  docstring and passed as ``include``), and
+* points drawn fresh on every call from a generator seeded by the exercise and
+  a per-exercise counter: different each time the check runs, yet the same in
+  every fresh kernel, so saved notebook outputs stay deterministic.
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+
+_counters: dict[str, itertools.count] = {}
+
+
+def fresh_rng(exercise: str) -> np.random.Generator:
+    """A generator for this call of the check of ``exercise`` (new points each call)."""
+    counter = _counters.setdefault(exercise, itertools.count())
+    return np.random.default_rng([zlib.crc32(exercise.encode()), next(counter)])
+
+
+def points(rng: np.random.Generator, low: float, high: float, count: int,
+           include=(), decimals: int | None = 3) -> np.ndarray:
+    """``count`` fresh points in [low, high], plus ``include``, sorted and distinct."""
+    drawn = rng.uniform(low, high, size=count)
+    if decimals is not None:
+        drawn = np.round(drawn, decimals)
+    return np.unique(np.concatenate([np.asarray(include, dtype=np.float64), drawn]))
+
+
+def signed(rng: np.random.Generator, shape, low: float = 0.5, high: float = 2.5,
+           decimals: int | None = 3) -> np.ndarray:
+    """Values of both signs whose magnitudes lie in [low, high] (no zeros)."""
+    magnitude = rng.uniform(low, high, size=shape)
+    if decimals is not None:
+        magnitude = np.round(magnitude, decimals)
+    return magnitude * rng.choice([-1.0, 1.0], size=shape)
+
+
+def upstream(rng: np.random.Generator, shape) -> np.ndarray:
+    """An upstream gradient that is not 1 anywhere and has both signs."""
+    return signed(rng, shape, low=0.3, high=3.0, decimals=2)
