@@ -415,3 +415,14 @@ def test_instruments_are_removed_after_observing():
             assert backprop.GradientTape.gradient is not before
             raise ZeroDivisionError
     assert backprop.GradientTape.gradient is before
+
+
+def test_strict_checks_forces_strict_mode_in_a_block(monkeypatch, capsys):
+    from autodiff_course.checking import strict_checks
+
+    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "0")
+    with strict_checks():
+        with pytest.raises(ExerciseNotSolved):
+            double_check(stub)
+    double_check(stub)  # strict mode is off again: only prints
+    assert capsys.readouterr().out.count("not attempted yet") == 2

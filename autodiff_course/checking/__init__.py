@@ -40,7 +40,7 @@ from .probes import fresh_rng, points, signed, upstream
 from .verdicts import (
     NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
     CheckResult, ExerciseNotSolved, NotAttempted, Status, Wrong, evaluate, exercise,
-    first_line, strict_mode,
+    first_line, strict_checks, strict_mode,
 )
 
 __all__ = [
@@ -55,7 +55,7 @@ __all__ = [
     "observed_call_keeping_errors", "points", "raise_if_none", "record_answer",
     "require_by_hand", "require_callable", "require_custom_backward_ran",
     "require_custom_gradient", "require_forward_mode", "require_nested",
-    "require_output_gradients", "shape_hint", "signed", "strict_mode", "time_limit",
+    "require_output_gradients", "shape_hint", "signed", "strict_checks", "strict_mode", "time_limit",
     "tolerance_for", "trace", "upstream", "why_none", "worst_point",
 ]
 

@@ -19,6 +19,7 @@ judge its answer N times and report every duration (the benchmark's medians).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import json
@@ -93,6 +94,20 @@ NOT_ATTEMPTED_MESSAGE = (
 
 def strict_mode() -> bool:
     return os.environ.get(STRICT_ENVIRONMENT_VARIABLE, "") not in ("", "0", "false")
+
+
+@contextlib.contextmanager
+def strict_checks():
+    """Within the block, every check raises unless *correct* (autograders use this)."""
+    previous = os.environ.get(STRICT_ENVIRONMENT_VARIABLE)
+    os.environ[STRICT_ENVIRONMENT_VARIABLE] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(STRICT_ENVIRONMENT_VARIABLE, None)
+        else:
+            os.environ[STRICT_ENVIRONMENT_VARIABLE] = previous
 
 
 def first_line(error: BaseException, limit: int = 160) -> str:
