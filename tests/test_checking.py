@@ -143,7 +143,7 @@ def test_unregistered_mistake_codes_are_refused():
     mistakes.register({"demo_only_code": "used by this test"})
     assert Wrong("hint", "demo_only_code").mistake == "demo_only_code"
     with pytest.raises(ValueError, match="already registered"):
-        mistakes.register({"forgot_upstream": "something else"})
+        mistakes.register({"demo_only_code": "something else"})
 
 
 def test_as_sequence_names_the_structure():
@@ -426,3 +426,30 @@ def test_strict_checks_forces_strict_mode_in_a_block(monkeypatch, capsys):
             double_check(stub)
     double_check(stub)  # strict mode is off again: only prints
     assert capsys.readouterr().out.count("not attempted yet") == 2
+
+
+def test_shared_codes_may_be_registered_again_but_lessons_may_not_clash():
+    mistakes.register({"forgot_upstream": "a lesson's own wording"})  # shared: kept as is
+    assert mistakes.describe("forgot_upstream") == mistakes.SHARED["forgot_upstream"]
+    mistakes.register({"demo_clash": "one meaning"})
+    with pytest.raises(ValueError):
+        mistakes.register({"demo_clash": "another meaning"})
+
+
+def test_fresh_upstreams_are_never_one():
+    from autodiff_course.checking import upstream
+
+    for call in range(50):
+        values = upstream(fresh_rng(f"demo.upstream.{call}"), (40,))
+        assert not np.any(np.abs(values) == 1.0)
+
+
+def test_tiny_values_far_apart_are_not_called_close():
+    found = generic_mistake(np.array([1.9e-22, 1.0]), np.array([3.5e-35, 1.0]))
+    assert found is None or found[0] != "approximation"
+
+
+def test_indices_print_as_plain_numbers():
+    text = describe_difference(np.array([[1.0, 2.0], [3.0, 5.0]]),
+                               np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert "at index [1, 1]" in text

@@ -231,9 +231,15 @@ def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
         if np.iscomplexobj(array):
             raise Wrong(f"{name} returned complex numbers; the answer is real.",
                         "complex_values")
-        if dtype is not None and array.dtype != np.dtype(_numpy_dtype(dtype)):
-            raise Wrong(f"{name} returned dtype {array.dtype}, expected "
-                        f"{np.dtype(_numpy_dtype(dtype))}.", "wrong_dtype")
+        wanted = None if dtype is None else np.dtype(_numpy_dtype(dtype))
+        if wanted is not None and array.dtype != wanted:
+            if wanted == np.float64 and array.dtype == np.float32:
+                raise Wrong(f"{name} returned float32 for a float64 input: a float32 "
+                            f"constant or cast (np.float32(...), dtype=np.float32, "
+                            f".astype(np.float32)) lost half the digits. Keep the "
+                            f"input's dtype.", "float32_not_float64")
+            raise Wrong(f"{name} returned dtype {array.dtype}, expected {wanted}. Keep "
+                        f"the input's dtype.", "wrong_dtype")
     if shape is not None and tuple(array.shape) != tuple(shape):
         raise Wrong(shape_hint(name, tuple(array.shape), tuple(shape)), _shape_code(
             tuple(array.shape), tuple(shape)))
@@ -272,8 +278,8 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     if len(got) == 2 and len(expected) == 2 and got == expected[::-1]:
         return text + " It is transposed: rows and columns are swapped."
     if got == () and expected != ():
-        return (text + " A single number came back: was everything summed "
-                "(tf.reduce_sum or tf.reduce_mean without an axis)?")
+        return (text + " A single number came back: was everything summed or "
+                "averaged (a sum or mean without an axis)?")
     if expected == () and got != ():
         return text + " The answer is one number; reduce your result to a scalar."
     if np.prod(got, dtype=np.int64) == np.prod(expected, dtype=np.int64):

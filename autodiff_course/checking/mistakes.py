@@ -74,14 +74,26 @@ SHARED: dict[str, str] = {
     "grad_fn_raised": "the gradient function raised",
     "differentiated_twice": "one differentiation too many",
     "value_not_derivative": "the function's value where its derivative belongs",
+    "wrong_local_derivative": "the upstream multiplied by another factor than the local "
+                              "derivative",
+    "forgot_local_derivative": "the upstream passed on without the local derivative",
+    "upstream_not_linear": "a backward rule that does not scale with the upstream gradient",
+    "reduced_gradient": "a per-element gradient summed or averaged over the whole input",
+    "clipped_input": "the input clipped where the exercise does not clip it",
 }
 
 _registry: dict[str, str] = dict(SHARED)
 
 
 def register(codes: dict[str, str]) -> None:
-    """Add a lesson's own mistake codes; a code may not change its meaning."""
+    """Add a lesson's own mistake codes; a code may not change its meaning.
+
+    Registering a shared code again is allowed (the shared description stands);
+    two lessons registering one code with different descriptions is an error.
+    """
     for code, description in codes.items():
+        if code in SHARED:
+            continue
         known = _registry.get(code)
         if known is not None and known != description:
             raise ValueError(f"mistake code {code!r} is already registered as {known!r}")
