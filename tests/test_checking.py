@@ -453,3 +453,15 @@ def test_indices_print_as_plain_numbers():
     text = describe_difference(np.array([[1.0, 2.0], [3.0, 5.0]]),
                                np.array([[1.0, 2.0], [3.0, 4.0]]))
     assert "at index [1, 1]" in text
+
+
+@pytest.mark.parametrize("factor, words", [(0.4999999, "1/2"), (2 / 3, "2/3"), (1.37, "1.37")])
+def test_factors_read_as_a_person_would_say_them(factor, words):
+    found = generic_mistake(factor * np.array([1.0, 2.0, -3.0]), np.array([1.0, 2.0, -3.0]))
+    assert found[0] == "scale_factor" and f"times {words}:" in found[1]
+
+
+def test_hints_agree_with_a_plural_subject():
+    found = generic_mistake(np.array([-1.0, -2.0]), np.array([1.0, 2.0]),
+                            what="your gradients for W")
+    assert found[1].startswith("Your gradients for W have the right size")

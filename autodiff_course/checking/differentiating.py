@@ -231,9 +231,7 @@ NONE_HINTS = {
         "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."),
     "non_differentiable_op": (
         "The gradient is None because the computation goes through {op}, which has "
-        "no gradient (rounding is flat almost everywhere, argmax returns an integer "
-        "index, a cast to an integer drops the fractional part). Take it off the "
-        "path from x to the result."),
+        "no gradient: {why}. Take it off the path from x to the result."),
     "unwatched_variable": (
         "The gradient is None for {probe}: that variable was never watched (it has "
         "trainable=False, or the tape was created with "
@@ -245,8 +243,21 @@ NONE_HINTS = {
 }
 
 
+WHY_NO_GRADIENT = {
+    "tf.round": "rounding is flat almost everywhere, so TensorFlow registers none",
+    "tf.math.rint": "rounding is flat almost everywhere, so TensorFlow registers none",
+    "tf.floor": "it is flat almost everywhere, so TensorFlow registers none",
+    "tf.math.ceil": "it is flat almost everywhere, so TensorFlow registers none",
+    "tf.sign": "it is flat almost everywhere",
+    "tf.argmax": "it returns an integer index, and integers carry no gradient",
+    "tf.argmin": "it returns an integer index, and integers carry no gradient",
+    "tf.cast to an integer dtype": "integers carry no gradient",
+}
+
+
 def none_hint(code: str, probe: str = "x", op: str = "an operation without a gradient") -> str:
-    return NONE_HINTS[code].format(probe=probe, op=op)
+    why = WHY_NO_GRADIENT.get(op, "TensorFlow registers no gradient for it")
+    return NONE_HINTS[code].format(probe=probe, op=op, why=why)
 
 
 def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None):

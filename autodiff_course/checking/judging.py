@@ -145,66 +145,80 @@ def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
         bad = np.argwhere(~np.isfinite(got))
         where = f" at index {bad[0].tolist()}" if got.ndim else ""
         value = got[tuple(bad[0])] if got.ndim else got
-        return ("nan_or_inf", f"{what.capitalize()} is {value}{where}, where the answer "
+        return ("nan_or_inf", f"{_head(what)} {_is(what)} {value}{where}, where the answer "
                 f"is finite: something overflows (exp of a large number), divides by "
                 f"zero or multiplies 0 by inf there.")
     if np.all(got == 0.0) and np.any(expected != 0.0):
-        return ("zeros", f"{what.capitalize()} is zero everywhere, but the answer is not. "
+        return ("zeros", f"{_head(what)} {_is(what)} zero everywhere, but the answer is not. "
                 "A gradient of zeros often means a path was cut (a constant, a "
                 "stop_gradient, unconnected_gradients=ZERO hiding a None).")
     if matches(got, expected, rtol=1e-2, atol=atol):
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(got - expected) / np.abs(expected)
         worst = float(np.max(np.where(expected != 0.0, relative, 0.0), initial=0.0))
-        return ("approximation", f"{what.capitalize()} is close (relative error up to "
+        return ("approximation", f"{_head(what)} {_is(what)} close (relative error up to "
                 f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
                 f"allows {rtol:.0e}. That is the error of an approximation: a finite "
                 f"difference, float32 arithmetic where the input is float64, or a "
                 f"rounded constant.")
     if matches(got, -expected, **loose) and np.any(expected != 0.0):
-        return ("sign_flipped", f"{what.capitalize()} has the right size but the "
+        return ("sign_flipped", f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right size but the "
                 "opposite sign everywhere: look for a subtraction the wrong way round "
                 "or a stray minus.")
     if got.ndim == 2 and got.shape[0] == got.shape[1] and matches(got, expected.T, **loose) \
             and not matches(expected, expected.T, **loose):
-        return ("transposed", f"{what.capitalize()} is the transpose of the answer: "
+        return ("transposed", f"{_head(what)} {_is(what)} the transpose of the answer: "
                 "rows and columns are swapped.")
     if got.ndim >= 1 and got.shape[0] > 1 and matches(got, expected[::-1], **loose) \
             and not matches(expected, expected[::-1], **loose):
-        return ("reversed_order", f"{what.capitalize()} has the right values in reverse "
+        return ("reversed_order", f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right values in reverse "
                 "order.")
     factor = _fit_factor(got, expected)
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
         if batch and np.isclose(factor, batch, rtol=1e-3):
-            return ("sum_not_mean", f"{what.capitalize()} is {batch} times too large, "
+            return ("sum_not_mean", f"{_head(what)} {_is(what)} {batch} times too large, "
                     f"and {batch} is the number of terms: a sum (tf.reduce_sum) where "
                     f"the exercise asks for a mean (tf.reduce_mean).")
         if batch and np.isclose(factor, 1.0 / batch, rtol=1e-3):
-            return ("mean_not_sum", f"{what.capitalize()} is {batch} times too small, "
+            return ("mean_not_sum", f"{_head(what)} {_is(what)} {batch} times too small, "
                     f"and {batch} is the number of terms: a mean where the exercise "
                     f"asks for a sum.")
-        return ("scale_factor", f"{what.capitalize()} is the answer times "
+        return ("scale_factor", f"{_head(what)} {_is(what)} the answer times "
                 f"{_nice(factor)}: the shape of the formula is right, a constant factor "
                 f"is not (a missing or extra 2, a 1/2, the wrong power's coefficient?).")
     if expected.size > 1 and np.ptp(expected) > 0:
         offset = float(np.mean(got - expected))
         if abs(offset) > 0 and matches(got, expected + offset, **loose):
-            return ("constant_offset", f"{what.capitalize()} is the answer plus "
+            return ("constant_offset", f"{_head(what)} {_is(what)} the answer plus "
                     f"{_nice(offset)} at every point: a constant term was added or "
                     f"dropped.")
         if np.ptp(got) == 0.0:
-            return ("hard_coded", f"{what.capitalize()} is {_nice(float(got.flat[0]))} "
+            return ("hard_coded", f"{_head(what)} {_is(what)} {_nice(float(got.flat[0]))} "
                     f"at every probe, but the answer changes with the input. Compute it "
                     f"from the arguments instead of typing numbers in.")
     return None
 
 
 def _nice(value: float) -> str:
-    for fraction in (2, 3, 4):
-        if np.isclose(value * fraction, round(value * fraction), rtol=1e-4) and \
-                abs(value) >= 1.0 / fraction and round(value * fraction) % fraction:
-            return f"{round(value * fraction)}/{fraction}"
+    """A factor as a reader would say it: 2, 1/2, 2/3, or 1.37."""
+    from fractions import Fraction
+
+    fraction = Fraction(value).limit_denominator(4)
+    if fraction.denominator > 1 and abs(float(fraction) - value) <= 1e-4 * abs(value):
+        return f"{fraction.numerator}/{fraction.denominator}"
     return f"{value:.6g}"
+
+
+def _head(what: str) -> str:
+    return what[:1].upper() + what[1:]
+
+
+def _is(what: str) -> str:
+    """'is' or 'are', to agree with ``what`` ("your result is", "your gradients are")."""
+    words = what.split() or [what]
+    noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 \
+        else words[0]
+    return "are" if noun.endswith("s") and not noun.endswith("ss") else "is"
 
 
 def explain_difference(got, expected, *, summary: str, at=None,

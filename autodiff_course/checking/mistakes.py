@@ -80,6 +80,10 @@ SHARED: dict[str, str] = {
     "upstream_not_linear": "a backward rule that does not scale with the upstream gradient",
     "reduced_gradient": "a per-element gradient summed or averaged over the whole input",
     "clipped_input": "the input clipped where the exercise does not clip it",
+    "wrong_axis": "a sum over the wrong axis",
+    "reduced_dy": "the upstream gradient reduced to one number",
+    "wrong_source": "differentiated with respect to another tensor than asked",
+    "wrong_target": "differentiated another result than asked",
 }
 
 _registry: dict[str, str] = dict(SHARED)
