@@ -1,22 +1,35 @@
 """Checks for lesson 02, *Recording with tf.GradientTape*.
 
 References are closed forms evaluated in float64 NumPy, independent of the
-TensorFlow code the exercises ask for.
+TensorFlow code the exercises ask for. Every call of a check draws fresh probes
+(:func:`~autodiff_course.checking.fresh_rng`), so numbers copied from an earlier
+run, or typed in, fail.
 
-The three "fix the None gradient" exercises (2.2 to 2.4) also name *which* cause
-from the lesson's catalogue is still present. To see it, a check
+**Explaining a None from what happened.** Exercises 2.2 to 2.4 fix the lesson's
+catalogue of ``None`` gradients, and their checks name the cause still present.
+The answer runs on a persistent tape of the check's own that watches every input
+from the start, while :func:`~autodiff_course.checking.observe` notes the
+learner's tapes (under any alias, ``tf.autodiff.GradientTape`` included), and
+this module notes in the same run, on TensorFlow's single id counter:
 
-* runs the answer with a recording stand-in for ``tf.GradientTape`` (a subclass
-  that notes what was watched and what each ``gradient`` call received and
-  returned), so it knows which source came back ``None`` and whether that source
-  was an integer tensor, an unwatched tensor, or a tensor that replaced a
-  ``tf.Variable``;
-* compares the variables' values before and after the call;
-* and, when that is not enough, traces the answer with ``tf.function``: a detour
-  through NumPy cannot be traced, and the traced graph lists non-differentiable
-  operations (``Round``, ``ArgMax``, ...) and stateful assignments.
+* every eager operation that ran (name, input and output tensors), so it knows
+  when the source was first used, which ``assign`` wrote which value into which
+  variable and which variable reads followed, and which operation without a
+  gradient (``tf.round``, ``tf.argmax``, a cast to an integer...) saw it;
+* every conversion of a tensor to NumPy or to a Python number;
+* when each learner tape was entered, left and told to watch what, and the
+  target of each ``tape.gradient`` call.
 
-The verdict *correct* never depends on this diagnosis: it only compares values.
+The check's own tape then settles the question *is there a path at all?* If it
+can differentiate the learner's target with respect to the source, the path
+exists and the learner's tape did not record it (the source was never watched,
+watched after its first use, or the target was computed outside the ``with``
+block). If it cannot, the path is cut, and the cut is the assign, the operation
+without a gradient or the NumPy conversion that actually took a value connected
+to the source. :func:`~autodiff_course.checking.why_none` settles the causes it
+sees itself (a NumPy target, an integer source, an unwatched constant or
+variable). The verdict *correct* never depends on this diagnosis: it compares
+values and the variables' final state.
 """
 
 from __future__ import annotations
@@ -27,68 +40,46 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..checking import (Wrong, as_values, call_answer, describe_difference,
-                        diagnose_mistake, exercise, matches)
+from ..checking import (
+    FLOAT32, FLOAT64, Wrong, as_values, call_answer, describe_difference,
+    diagnose_mistake, exercise, explain_difference, generic_mistake,
+    fresh_rng, matches, mistakes, none_hint, observe, signed, why_none,
+)
 
-# ---------------------------------------------------------------------------
-# The catalogue of None gradients, as hints
-# ---------------------------------------------------------------------------
+mistakes.register({
+    "variable_replaced": "a tf.Variable rebound to a new tensor or variable instead of "
+                         "updated in place",
+    "stateful_assign": "an assign inside the recorded computation cut the path",
+    "computed_outside_tape": "the target, or part of it, was computed outside the "
+                             "tape's with block",
+    "source_not_used": "the source never took part in computing the target",
+    "no_tape": "no tf.GradientTape where the exercise asks for one",
+    "ignored_function": "the lesson's example formula instead of the function passed in",
+    "wrong_keys": "a dict whose keys are not those of params",
+    "differentiated_predictions": "the gradient of the predictions instead of the loss",
+    "returned_parameters": "the parameters' values instead of their gradients",
+    "absolute_error": "the gradient of the mean absolute error instead of the squared one",
+    "ascent_not_descent": "the parameters moved up the gradient instead of down",
+    "no_update": "the parameters were never updated",
+    "missed_parameter": "only some of the parameters were updated",
+    "loss_after_update": "each step's loss was computed after that step's update",
+    "returned_gradients": "gradients returned where losses were asked for",
+    "state_not_updated": "the variable still holds its old value",
+    "wrong_update": "the variable was updated to a wrong value",
+    "differentiated_average": "the gradient with respect to the average, not x",
+    "gradient_of_intermediate": "the gradient with respect to the new average, not x",
+    "swapped_decay": "decay and 1 - decay swapped in the moving average",
+    "lost_fraction": "a float input cast to an integer or rounded before differentiating",
+    "wrong_power": "the errors raised to another power than 2",
+    "other_loss": "a different loss than the one the exercise names",
+    "extra_factor": "the right answer times a factor that varies with the input",
+    "other_source": "the gradient taken with respect to something other than the "
+                    "exercise's source",
+    "moving_average_formula": "the moving average inside the loss computed with a "
+                              "wrong formula",
+})
 
-HINTS = {
-    "unwatched_constant": (
-        "The gradient is None for {probe}: the tape records operations only on "
-        "tensors it watches. It watches trainable tf.Variables by itself, but never "
-        "a plain tensor. Call tape.watch(x) at the start of the `with` block, before "
-        "x is used."),
-    "integer_dtype": (
-        "The gradient is None for {probe}: the tape cannot differentiate with respect "
-        "to an integer tensor. Convert first, x = tf.cast(x, tf.float32), then watch "
-        "the converted tensor and differentiate with respect to it."),
-    "watched_after_use": (
-        "The gradient is None for {probe} although your tape watches x: it starts "
-        "watching too late. Operations that ran before tape.watch(x) are not on the "
-        "record, so move tape.watch(x) to the top of the `with` block."),
-    "numpy_detour": (
-        "The gradient is None because the computation leaves TensorFlow: `.numpy()`, "
-        "np.* functions or float() produce values the tape cannot follow, and "
-        "tf.constant(...) of such a value is a brand-new tensor with no history. "
-        "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."),
-    "variable_replaced": (
-        "`w = w - ...` replaces your tf.Variable by a plain tensor: the next tape "
-        "does not watch it (its gradient is None), and the Variable you were given "
-        "never changes. Update it in place with w.assign_sub(...)."),
-    "stateful_assign": (
-        "The gradient is None because the value goes through assign/assign_add: the "
-        "tape records no link from a variable's new value back to what was assigned "
-        "to it. Compute the new value as an ordinary tensor (new_total = total + x), "
-        "use that tensor in the loss, and assign it to the variable after the tape."),
-    "non_differentiable_op": (
-        "The gradient is None because the computation goes through {op}, which has "
-        "no gradient (rounding is flat almost everywhere, argmax returns an integer "
-        "index, a cast to an integer drops the fractional part). Take it off the "
-        "path from x to the result."),
-    "zeros_hide_none": (
-        "You returned zeros where the gradient is not zero: "
-        "unconnected_gradients=tf.UnconnectedGradients.ZERO turns a None into zeros "
-        "but does not connect the tape. Remove it and fix the cause of the None."),
-    "unwatched_variable": (
-        "The gradient is None for {probe}: that variable was never watched (it has "
-        "trainable=False, or the tape was created with "
-        "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."),
-    "unconnected": (
-        "The gradient is None for {probe}: the tape found no recorded path from the "
-        "result back to it. Go through the catalogue in sections 5 and 6: is it "
-        "watched, a float, used inside the `with` block, only through TensorFlow "
-        "ops, and not through assign or round?"),
-}
-
-NON_DIFFERENTIABLE_OPS = {"Round": "tf.round", "Rint": "tf.math.rint",
-                          "Floor": "tf.floor", "Ceil": "tf.math.ceil",
-                          "ArgMax": "tf.argmax", "ArgMin": "tf.argmin"}
-ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-
-
-# How the lesson's catalogue (sections 5 and 6) names each cause.
+# How the lesson (sections 5 and 6) names each cause of a None.
 CATALOGUE = {
     "unwatched_constant": "Cause 1, an unwatched constant",
     "integer_dtype": "Cause 2, an integer dtype",
@@ -98,511 +89,1231 @@ CATALOGUE = {
     "stateful_assign": "Cause 6, a stateful assign in the chain",
     "non_differentiable_op": "Cause 7, an operation without a gradient",
     "zeros_hide_none": "unconnected_gradients=ZERO hides a None",
-    "unwatched_variable": "A variable that is not watched (section 1)",
-    "unconnected": "No recorded path",
+    "unwatched_variable": "A variable the tape does not watch (section 1)",
+    "computed_outside_tape": "Outside the recording (section 1)",
+    "source_not_used": "A source that takes no part",
+    "no_gradient": "No recorded path",
 }
+
+HINTS = {
+    "variable_replaced": (
+        "`w = w - ...` (or tf.Variable(...) made anew) gives the name a new object: "
+        "the variable you were given never changes, and a plain tensor is not "
+        "watched by the next tape, so its gradient is None. Update the variable in "
+        "place with w.assign_sub(...)."),
+    "stateful_assign": (
+        "The gradient is None for {probe} because its value was written into a "
+        "variable (assign, assign_add, or a new tf.Variable(...)), and the result read "
+        "that variable afterwards: "
+        "the tape records reads of a variable, not where its value came from. "
+        "Compute the new value as an ordinary tensor, use that tensor, and assign "
+        "it to the variable after the tape."),
+    "computed_outside_tape": (
+        "The gradient is None for {probe} because {what}. Compute everything between "
+        "the source and the result inside the `with` block, while the tape records."),
+    "non_differentiable_op": (
+        "The gradient is None for {probe} because the path from it to the result goes "
+        "through {op}. Take that operation off the path (or decide which derivative "
+        "you want there)."),
+    "source_not_used": (
+        "The gradient is None for {probe}: it never took part in computing the "
+        "result, so there is no path to it. Is it missing from the formula?"),
+}
+
+_FLAT = ", which TensorFlow gives no gradient (it is flat almost everywhere)"
+FLAT_OPS = {"Round": "tf.round" + _FLAT, "Rint": "tf.math.rint" + _FLAT,
+            "Floor": "tf.floor" + _FLAT, "Ceil": "tf.math.ceil" + _FLAT,
+            "Sign": "tf.sign, whose derivative is 0"}
+INTEGER_OPS = {
+    "ArgMax": "tf.argmax, whose result is an integer index with nothing to differentiate",
+    "ArgMin": "tf.argmin, whose result is an integer index with nothing to differentiate",
+    "Cast": "a tf.cast to an integer dtype, which drops the fractional part and the "
+            "gradient with it"}
+STOP_GRADIENT = "tf.stop_gradient, which blocks the gradient on purpose"
+ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 
 
 def _named(code: str, text: str) -> str:
-    """Prefix a hint with the catalogue's name for its cause."""
-    return f"{CATALOGUE[code]}. {text}"
+    """Prefix a hint with the lesson's name for its cause."""
+    return f"{CATALOGUE[code]}. {text}" if code in CATALOGUE else text
 
 
-def _hint(code: str, **details) -> str:
-    details.setdefault("probe", "x")
-    details.setdefault("op", "an operation without a gradient")
-    return _named(code, HINTS[code].format(**details))
+def _hint(code: str, probe: str = "x", **details) -> str:
+    if code in HINTS:
+        return _named(code, HINTS[code].format(probe=probe, **details))
+    return _named(code, none_hint(code, probe, details.get("op", "an operation "
+                                                            "without a gradient")))
 
 
 # ---------------------------------------------------------------------------
-# A recording stand-in for tf.GradientTape
+# Seeing what happened: operations, conversions, tape events, targets
 # ---------------------------------------------------------------------------
 
 @dataclass
-class _GradientCall:
-    """One call of ``tape.gradient`` as the recording tape saw it."""
-
-    target_is_numpy: bool
-    sources: list
-    auto_watch: bool
-    zero_for_unconnected: bool
-    results: list | None = None  # None while (or if) the call raised
+class _TapeEvents:
+    entered: int | None = None
+    exited: int | None = None
+    watches: list = field(default_factory=list)  # (tensor, uid)
+    paused: list = field(default_factory=list)  # (start uid, end uid) of stop_recording
 
 
 @dataclass
-class _TapeLog:
-    watched: list = field(default_factory=list)
-    calls: list = field(default_factory=list)
+class _Operation:
+    time: int
+    name: str
+    inputs: list
+    outputs: list
 
-    def was_watched(self, tensor) -> bool:
-        return any(tensor is seen for seen in self.watched)
 
-    def first_none(self):
-        """``(call, source)`` of the first source whose gradient came back None."""
-        for call in self.calls:
-            if call.target_is_numpy:
-                return call, None
-            if call.results is None:
-                continue
-            for source, result in zip(call.sources, call.results):
-                if result is None:
-                    return call, source
+class _Seen:
+    """What the answer did, in the order it happened (TensorFlow's id counter)."""
+
+    def __init__(self, tape):
+        self.tape = tape  # the check's own persistent tape
+        self.operations: list[_Operation] = []
+        self.conversions: list = []  # (uid, tensor)
+        self.tapes: dict = {}  # id(TapeInfo) -> (TapeInfo, _TapeEvents)
+        self.targets: dict = {}  # id(DifferentiationCall) -> target
+        self._connected: dict = {}
+
+    def events(self, info) -> _TapeEvents:
+        if id(info) not in self.tapes:
+            self.tapes[id(info)] = (info, _TapeEvents())
+        return self.tapes[id(info)][1]
+
+    # -- questions about the run -------------------------------------------
+    def connected(self, target, source) -> bool:
+        """The check's tape, which watched everything from the start, finds a path."""
+        key = (id(target), id(source))
+        if key not in self._connected:
+            import tensorflow as tf
+
+            found = False
+            if isinstance(target, (tf.Tensor, tf.Variable)) and target.dtype.is_floating:
+                try:
+                    found = self.tape.gradient(target, source) is not None
+                except Exception:  # noqa: BLE001 - no path we can show
+                    found = False
+            self._connected[key] = found
+        return self._connected[key]
+
+    def check_gradient(self, target, source):
+        try:
+            return self.tape.gradient(target, source)
+        except Exception:  # noqa: BLE001
+            return None
+
+    def uses_of(self, source) -> list[int]:
+        """Times of the operations that read ``source`` directly."""
+        handle = getattr(source, "handle", None)
+        return [op.time for op in self.operations
+                if any(t is source or (handle is not None and t is handle)
+                       for t in op.inputs)]
+
+    def reads_of(self, variable, handle=None) -> list[_Operation]:
+        """Operations that read ``variable`` (TensorFlow's fast path reads a variable
+        passed to an operation itself, without a ReadVariableOp), or its ``handle``."""
+        handle = handle if handle is not None else getattr(variable, "handle", None)
+        return [op for op in self.operations
+                if any(t is variable for t in op.inputs)
+                or (op.name == "ReadVariableOp" and op.inputs and op.inputs[0] is handle)]
+
+    def variable_of(self, handle):
+        for op in self.operations:
+            for t in op.inputs:
+                if getattr(t, "handle", None) is handle:
+                    return t
         return None
 
-    @property
-    def used_zero_option(self) -> bool:
-        return any(call.zero_for_unconnected for call in self.calls)
+    def cut_by(self, target, source, *, inside=None):
+        """``(code, detail)`` for what cut the path from ``source`` to ``target``.
 
+        ``inside`` (a tape's entry and exit times) is given when only part of a
+        gradient is missing: the evidence that cannot be linked to the target (integer
+        results, NumPy conversions) must then come from that block, and assigns are
+        left out (a training loop's assign between steps is meant to cut the path).
+        """
+        import tensorflow as tf
 
-def _real_gradient_tape():
-    import tensorflow as tf
+        def in_block(time):
+            if inside is None:
+                return True
+            entered, exited = inside
+            return entered is not None and time > entered and (exited is None
+                                                               or time < exited)
 
-    tape_class = tf.GradientTape
-    while getattr(tape_class, "_records_for_course_checks", False):
-        tape_class = tape_class.__bases__[0]
-    return tape_class
+        def fed_by_source(op):
+            return any(t is source or (isinstance(t, tf.Tensor) and t.dtype.is_floating
+                                       and self.connected(t, source)) for t in op.inputs)
+
+        for op in self.operations:  # an assign whose value came from the source
+            if op.name in ASSIGN_OPS and len(op.inputs) >= 2 and inside is None \
+                    and self.connected(op.inputs[1], source):
+                handle = op.inputs[0]
+                variable = self.variable_of(handle) if isinstance(handle, tf.Tensor) \
+                    else handle
+                reads = self.reads_of(variable, handle)
+                later_reads = [read for read in reads
+                               if read.time > op.time and read.outputs]
+                if any(self.connected(target, read.outputs[0]) for read in later_reads):
+                    return "stateful_assign", None
+        for op in self.operations:  # an operation without a gradient on the path
+            if not op.inputs or not op.outputs:
+                continue
+            output = op.outputs[0]
+            if op.name in FLAT_OPS:
+                if fed_by_source(op) and self.connected(target, output):
+                    return "non_differentiable_op", FLAT_OPS[op.name]
+            elif op.name in INTEGER_OPS:
+                if not output.dtype.is_floating and in_block(op.time) and fed_by_source(op):
+                    return "non_differentiable_op", INTEGER_OPS[op.name]
+            elif op.name == "StopGradient":
+                if in_block(op.time) and fed_by_source(op):
+                    return "non_differentiable_op", STOP_GRADIENT
+        for time, tensor in self.conversions:  # a detour through NumPy
+            if in_block(time) and (tensor is source or (
+                    tensor.dtype.is_floating and self.connected(tensor, source))):
+                return "numpy_detour", None
+        return None
 
 
 @contextlib.contextmanager
-def _recording_tapes():
-    """Within the block, ``tf.GradientTape`` is a subclass that logs what it sees."""
-    import tensorflow as tf
+def _instruments(log, seen: _Seen):
+    """Note operations, NumPy conversions, tape events and targets in the block.
 
-    real = _real_gradient_tape()
-    log = _TapeLog()
-
-    class RecordingTape(real):
-        _records_for_course_checks = True
-
-        def __init__(self, persistent=False, watch_accessed_variables=True):
-            super().__init__(persistent=persistent,
-                             watch_accessed_variables=watch_accessed_variables)
-            self._auto_watch_for_checks = bool(watch_accessed_variables)
-
-        def watch(self, tensor):
-            log.watched.extend(tf.nest.flatten(tensor))
-            return super().watch(tensor)
-
-        def gradient(self, target, sources, *args, **kwargs):
-            unconnected = kwargs.get("unconnected_gradients",
-                                     args[1] if len(args) > 1 else None)
-            call = _GradientCall(
-                target_is_numpy=any(isinstance(t, (np.ndarray, np.generic, float, int))
-                                    for t in tf.nest.flatten(target)),
-                sources=tf.nest.flatten(sources),
-                auto_watch=self._auto_watch_for_checks,
-                zero_for_unconnected=unconnected in (tf.UnconnectedGradients.ZERO, "zero"),
-            )
-            log.calls.append(call)
-            result = super().gradient(target, sources, *args, **kwargs)
-            call.results = tf.nest.flatten(result)
-            return result
-
-    tf.GradientTape = RecordingTape
-    try:
-        yield log
-    finally:
-        tf.GradientTape = real
-
-
-def _call_recorded(answer, *args, name: str | None = None):
-    """Call the answer with recording tapes: ``(value, log, wrong)``.
-
-    ``wrong`` is the :class:`Wrong` that :func:`call_answer` raised when the answer
-    raised an exception (the log may explain it better), else None.
+    Installed inside :func:`observe` (so the tape methods wrapped here are the
+    framework's instruments) and removed before it ends.
     """
-    with _recording_tapes() as log:
+    from tensorflow.python import pywrap_tfe
+    from tensorflow.python.eager import backprop, execute
+    from tensorflow.python.framework import ops
+
+    tensor_base = ops._EagerTensorBase
+    tape_class = backprop.GradientTape
+    saved = {
+        (pywrap_tfe, "TFE_Py_FastPathExecute"): pywrap_tfe.TFE_Py_FastPathExecute,
+        (execute, "execute"): execute.execute,
+        (tensor_base, "numpy"): tensor_base.numpy,
+        (tensor_base, "__array__"): tensor_base.__array__,
+        (tensor_base, "__float__"): tensor_base.__float__,
+        (tensor_base, "__int__"): tensor_base.__int__,
+        (tape_class, "__enter__"): tape_class.__enter__,
+        (tape_class, "__exit__"): tape_class.__exit__,
+        (tape_class, "watch"): tape_class.watch,
+        (tape_class, "gradient"): tape_class.gradient,
+        (tape_class, "stop_recording"): tape_class.stop_recording,
+    }
+
+    def tensors(values) -> list:
+        found = []
+        for value in values:
+            if isinstance(value, kinds):
+                found.append(value)
+            elif isinstance(value, (list, tuple)):
+                found.extend(item for item in value if isinstance(item, kinds))
+        return found
+
+    from tensorflow.python.ops import resource_variable_ops
+
+    kinds = (ops.EagerTensor, resource_variable_ops.BaseResourceVariable)
+
+    def note(name, inputs, result):
+        outputs = tensors(result if isinstance(result, (list, tuple)) else [result])
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        seen.operations.append(_Operation(ops.uid(), name, tensors(inputs), outputs))
+
+    fast_path = saved[(pywrap_tfe, "TFE_Py_FastPathExecute")]
+
+    def fast_path_execute(ctx, op_name, name, *args):
+        result = fast_path(ctx, op_name, name, *args)
+        note(op_name, args, result)
+        return result
+
+    slow_path = saved[(execute, "execute")]
+
+    def slow_execute(op_name, num_outputs, inputs, attrs, ctx, name=None):
+        result = slow_path(op_name, num_outputs, inputs, attrs, ctx, name)
+        note(op_name, inputs, result)
+        return result
+
+    def conversion(method):
+        original = saved[(tensor_base, method)]
+
+        def convert(self, *args, **kwargs):
+            seen.conversions.append((ops.uid(), self))
+            return original(self, *args, **kwargs)
+
+        return convert
+
+    def enter(self):
+        result = saved[(tape_class, "__enter__")](self)
+        info = getattr(self, "_course_observed", None)
+        if info is not None:
+            seen.events(info).entered = ops.uid()
+        return result
+
+    def exit_(self, *args):
+        info = getattr(self, "_course_observed", None)
+        if info is not None:
+            seen.events(info).exited = ops.uid()
+        return saved[(tape_class, "__exit__")](self, *args)
+
+    def watch(self, tensor):
+        info = getattr(self, "_course_observed", None)
+        if info is not None:
+            import tensorflow as tf
+
+            time = ops.uid()
+            seen.events(info).watches.extend(
+                (item, time) for item in tf.nest.flatten(tensor))
+        return saved[(tape_class, "watch")](self, tensor)
+
+    def gradient(self, target, sources, *args, **kwargs):
+        before = len(log.calls)
         try:
-            return call_answer(answer, *args, name=name), log, None
-        except Wrong as wrong:
-            if wrong.mistake != "raised":
-                raise
-            return None, log, wrong
+            return saved[(tape_class, "gradient")](self, target, sources, *args, **kwargs)
+        finally:
+            if len(log.calls) > before:
+                seen.targets[id(log.calls[before])] = target
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        info = getattr(self, "_course_observed", None)
+        started = ops.uid()
+        with saved[(tape_class, "stop_recording")](self):
+            yield
+        if info is not None:
+            seen.events(info).paused.append((started, ops.uid()))
+
+    pywrap_tfe.TFE_Py_FastPathExecute = fast_path_execute
+    execute.execute = slow_execute
+    for method in ("numpy", "__array__", "__float__", "__int__"):
+        setattr(tensor_base, method, conversion(method))
+    tape_class.__enter__ = enter
+    tape_class.__exit__ = exit_
+    tape_class.watch = watch
+    tape_class.gradient = gradient
+    tape_class.stop_recording = stop_recording
+    try:
+        yield
+    finally:
+        for (owner, name), value in saved.items():
+            setattr(owner, name, value)
 
 
-# ---------------------------------------------------------------------------
-# Tracing: NumPy detours, non-differentiable ops, assignments
-# ---------------------------------------------------------------------------
+@dataclass
+class _Run:
+    value: object
+    raised: Wrong | None
+    log: object
+    seen: _Seen
 
-def _is_detour_error(error: BaseException) -> bool:
-    text = str(error).lower()
-    return "numpy" in text or "symbolictensor" in text or "symbolic tensor" in text
+
+def _watchable(values) -> list:
+    import tensorflow as tf
+
+    return [value for value in tf.nest.flatten(values)
+            if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype.is_floating]
 
 
-def _trace(answer, *specs):
-    """Trace ``answer`` with tf.function; return ``(detour, non_differentiable, assigns)``.
+def _run(answer, *args, name: str | None = None) -> _Run:
+    """Call the answer on the check's own tape, watching how it differentiates.
 
-    ``specs`` are tf.TensorSpecs, variables or Python values. Tracing runs no
-    operation, so variables keep their values.
+    Like :func:`~autodiff_course.checking.observed_call_keeping_errors`, an
+    exception raised by the answer comes back as ``raised`` so that what happened
+    before it can explain it.
     """
     import tensorflow as tf
 
+    check_tape = tf.GradientTape(persistent=True)  # created outside observe(): not observed
+    seen = _Seen(check_tape)
+    raised = value = None
+    with check_tape:
+        for tensor in _watchable(args):
+            check_tape.watch(tensor)
+        with observe() as log:
+            with _instruments(log, seen):
+                try:
+                    value = call_answer(answer, *args, name=name)
+                except Wrong as wrong:
+                    if wrong.mistake != "raised":
+                        raise
+                    raised = wrong
+    return _Run(value, raised, log, seen)
+
+
+# ---------------------------------------------------------------------------
+# Naming the cause of a None (or of zeros that hide one)
+# ---------------------------------------------------------------------------
+
+def _is_zero(value) -> bool:
     try:
-        graph = tf.function(answer).get_concrete_function(*specs).graph
-    except Exception as error:  # noqa: BLE001 - any failure: only a detour is informative
-        return _is_detour_error(error), None, False
-    operations = graph.get_operations()
-    non_differentiable = None
-    for operation in operations:
-        if operation.type in NON_DIFFERENTIABLE_OPS:
-            non_differentiable = NON_DIFFERENTIABLE_OPS[operation.type]
-            break
-        if operation.type == "Cast" and operation.get_attr("DstT").is_integer:
-            non_differentiable = "tf.cast to an integer dtype"
-            break
-    assigns = any(operation.type in ASSIGN_OPS for operation in operations)
-    return False, non_differentiable, assigns
+        return value is not None and not np.any(np.asarray(value) != 0.0)
+    except Exception:  # noqa: BLE001
+        return False
 
 
-def _why_none(log, answer, trace_specs, *, probe="x", original_variable=None,
-              state_changed=False) -> tuple[str, str] | None:
-    """Name the catalogued cause of the first None gradient: ``(code, hint)``."""
+def _first_missing(log, *, hidden: bool = False):
+    """``(call, source, hidden)``: the first None; with ``hidden``, else the first
+    zeros that unconnected_gradients=ZERO may have put in place of one."""
+    found = log.first_none()
+    if found is not None:
+        return found[0], found[1], False
+    if hidden:
+        for call in log.calls:
+            if call.unconnected_zero and call.results:
+                for source, result in zip(call.sources, call.results):
+                    if _is_zero(result):
+                        return call, source, True
+    return None
+
+
+def _explain(run: _Run, call, source, *, probe: str = "x", originals=()):
+    """``(code, hint)`` naming why ``call`` found no path to ``source``."""
     import tensorflow as tf
 
-    found = log.first_none()
-    if found is None:
-        return None
-    call, source = found
+    seen, log = run.seen, run.log
     if call.target_is_numpy:
         return "numpy_detour", _named("numpy_detour", (
-            "Your loss is a NumPy (or Python) number, not a tensor: it has left "
+            "Your result is a NumPy (or Python) number, not a tensor: it has left "
             "TensorFlow, so tape.gradient cannot start from it (it raises an "
-            "AttributeError). Compute the loss with TensorFlow ops, e.g. tf.reduce_mean."))
+            "AttributeError about `_id`). Compute it with TensorFlow ops, e.g. "
+            "tf.reduce_mean."))
     dtype = getattr(source, "dtype", None)
     if dtype is not None and not (dtype.is_floating or dtype.is_complex):
-        return "integer_dtype", _hint("integer_dtype", probe=probe)
+        return "integer_dtype", _hint("integer_dtype", probe)
     is_variable = isinstance(source, tf.Variable)
-    watched = log.was_watched(source)
-    if original_variable is not None and not is_variable and source is not original_variable:
-        return "variable_replaced", _hint("variable_replaced")
-    if is_variable and not watched and (not source.trainable or not call.auto_watch):
-        return "unwatched_variable", _hint("unwatched_variable", probe=probe)
-    if not is_variable and not watched:
-        return "unwatched_constant", _hint("unwatched_constant", probe=probe)
-    detour, non_differentiable, assigns = _trace(answer, *trace_specs)
-    if detour:
-        return "numpy_detour", _hint("numpy_detour")
-    if non_differentiable:
-        return "non_differentiable_op", _hint("non_differentiable_op", op=non_differentiable)
-    if assigns and state_changed:
-        return "stateful_assign", _hint("stateful_assign")
-    if watched and not is_variable:
-        return "watched_after_use", _hint("watched_after_use", probe=probe)
-    return "unconnected", _hint("unconnected", probe=probe)
+    info = call.tape
+    events = seen.events(info)
+    watched = any(item is source for item, _ in events.watches) or info.was_watched(source)
+    if originals and not watched and not any(source is v for v in originals) \
+            and any(seen.connected(source, v) for v in originals):
+        return "variable_replaced", _hint("variable_replaced", probe)
+    # What the tape could not see at all (why_none reads it from the tape's log).
+    if not watched:
+        explained = why_none(_OneCall(call, source), probe=probe)
+        if explained is not None and explained[0] in ("unwatched_variable",
+                                                      "unwatched_constant"):
+            return explained[0], _named(explained[0], explained[1])
+    target = seen.targets.get(id(call))
+    if target is None:
+        return "no_gradient", _hint("no_gradient", probe)
+    if is_variable and not seen.reads_of(source):
+        return "source_not_used", _hint("source_not_used", probe)
+    if seen.connected(target, source):
+        return _not_recorded(seen, events, target, source, probe)
+    cut = seen.cut_by(target, source)
+    if cut is not None:
+        code, op = cut
+        return code, _hint(code, probe, op=op or "")
+    return "no_gradient", _hint("no_gradient", probe)
 
 
-def _raise_if_path_cut(answer, trace_specs) -> None:
-    """A wrong value (not None) can come from one of two paths being cut: say so."""
-    detour, non_differentiable, _ = _trace(answer, *trace_specs)
-    if non_differentiable:
-        raise Wrong(_named("non_differentiable_op",
-                           f"Part of the path from the input to the result goes through "
-                           f"{non_differentiable}, which has no gradient, so that part "
-                           f"adds nothing to the gradient. Take it off the path."),
-                    "non_differentiable_op")
-    if detour:
-        raise Wrong(_named("numpy_detour",
-                           "Part of the computation leaves TensorFlow (`.numpy()`, np.* "
-                           "functions or float()), so that part adds nothing to the "
-                           "gradient. Write it with TensorFlow ops."), "numpy_detour")
+class _OneCall:
+    """A method log holding one call, for :func:`why_none`."""
+
+    def __init__(self, call, source):
+        self.calls = [call]
+        self._found = (call, source)
+
+    def first_none(self):
+        return self._found
 
 
-def _raise_if_none_explained(log, answer, trace_specs, **context) -> None:
-    explained = _why_none(log, answer, trace_specs, **context)
-    if explained is not None:
-        code, hint = explained
-        raise Wrong(hint, code)
+def _not_recorded(seen: _Seen, events: _TapeEvents, target, source, probe: str):
+    """The path exists, yet the learner's tape did not record it: say which part."""
+    entered, exited = events.entered, events.exited
+    target_time = getattr(target, "_id", None)
+    if target_time is not None and any(start < target_time < end
+                                       for start, end in events.paused):
+        return "computed_outside_tape", _hint(
+            "computed_outside_tape", probe,
+            what="the result was computed inside `with tape.stop_recording():`, where "
+                 "the tape is paused")
+    if entered is not None and target_time is not None and (
+            target_time < entered or (exited is not None and target_time > exited)):
+        return "computed_outside_tape", _hint(
+            "computed_outside_tape", probe,
+            what=("the result was computed before the tape's `with` block opened, "
+                  "where nothing is recorded" if target_time < entered else
+                  "the result was computed after the tape's `with` block had closed, "
+                  "where nothing is recorded"))
+    uses = seen.uses_of(source)
+    watch_times = [time for item, time in events.watches if item is source]
+    if watch_times and entered is not None and any(
+            entered <= use < min(watch_times) for use in uses):
+        return "watched_after_use", _hint("watched_after_use", probe)
+    if entered is not None and any(use < entered for use in uses):
+        return "computed_outside_tape", _hint(
+            "computed_outside_tape", probe,
+            what="part of the result was computed before the tape's `with` block "
+                 "opened, where nothing is recorded")
+    return "no_gradient", _hint("no_gradient", probe)
+
+
+def _raise_if_missing(run: _Run, *, probe: str = "x", originals=(), prefix: str = "",
+                      hidden: bool = False):
+    """Raise the named cause of the first None gradient (with ``hidden``, of zeros
+    from unconnected_gradients=ZERO too: only for an answer already found wrong)."""
+    found = _first_missing(run.log, hidden=hidden)
+    if found is None:
+        return
+    call, source, hidden = found
+    code, hint = _explain(run, call, source, probe=probe, originals=originals)
+    if hidden:
+        raise Wrong(prefix + _named("zeros_hide_none", (
+            "Your gradient is zeros because unconnected_gradients="
+            "tf.UnconnectedGradients.ZERO turned a None into zeros: it hides the "
+            "cause, it does not connect the tape. The None itself: ")) + hint,
+            "zeros_hide_none")
+    raise Wrong(prefix + hint, code)
+
+
+def _raise_if_partly_cut(run: _Run, *, probe: str = "x", prefix: str = "",
+                         strong: bool = True):
+    """A wrong, non-None gradient: part of the path unrecorded or cut, if that happened.
+
+    ``strong`` evidence is linked to the result: the check's tape differentiates the
+    learner's target differently, or an operation without a gradient feeds it. The
+    rest (integer results, NumPy conversions inside the block) is only looked at after
+    the generic numerical patterns have found nothing (``strong=False``).
+    """
+    seen = run.seen
+    for call in run.log.calls:
+        target = seen.targets.get(id(call))
+        if target is None or not call.results:
+            continue
+        for source, result in zip(call.sources, call.results):
+            if result is None:
+                continue
+            events = seen.events(call.tape)
+            if strong:
+                full = seen.check_gradient(target, source)
+                if full is not None and not _close(result, full):
+                    code, hint = _not_recorded(seen, events, target, source, probe)
+                    if code != "no_gradient":
+                        raise Wrong(prefix + _partly(hint), code)
+            cut = seen.cut_by(target, source, inside=(events.entered, events.exited))
+            if cut is not None and (cut[1] is not None and cut[1] in FLAT_OPS.values()) \
+                    == strong:
+                code, op = cut
+                raise Wrong(prefix + _partly(_hint(code, probe, op=op or "")), code)
+
+
+def _raise_generic_then_weak(run: _Run, got, expected, *, label: str, probe: str,
+                             prefix: str, batch=None, what: str, at=None,
+                             tolerance: dict) -> None:
+    """A generic numerical pattern that fits exactly, else weaker evidence of a cut."""
+    found = generic_mistake(got, expected, batch=batch, what=what, **tolerance)
+    if found is not None:
+        code, hint = found
+        raise _labelled(label, Wrong(
+            f"{hint} {describe_difference(got, expected, at, **tolerance)}", code))
+    _raise_if_partly_cut(run, probe=probe, prefix=prefix, strong=False)
+
+
+def _labelled(label: str, wrong: Wrong) -> Wrong:
+    """The same verdict, opened with the probe's description."""
+    if wrong.hint.startswith(label):
+        return wrong
+    return Wrong(f"{label}: {wrong.hint[0].lower()}{wrong.hint[1:]}"
+                 if not wrong.hint.startswith(("For ", "With ")) else wrong.hint,
+                 wrong.mistake)
+
+
+def _raise_if_float32_inside(run: _Run, got, expected, dtype, label: str) -> None:
+    """float64 in and out, but float32's precision: say so when a float32 step ran."""
+    if getattr(dtype, "name", "") != "float64" or not matches(
+            got, expected, rtol=1e-4, atol=FLOAT32.atol):
+        return
+    narrowed = any(
+        any(getattr(t, "dtype", None) is not None and t.dtype.name == "float64"
+            for t in op.inputs)
+        and any(t.dtype.name == "float32" for t in op.outputs)
+        for op in run.seen.operations)
+    if narrowed:
+        raise Wrong(f"{label}: your result is float64, but only as precise as float32: "
+                    "part of the computation ran in float32 (a tf.cast(..., tf.float32), "
+                    "or a constant made with dtype=tf.float32, converted back "
+                    "afterwards). Keep every step in the input's dtype.",
+                    "float32_not_float64")
+
+
+def _raise_if_other_source(run: _Run, sources, label: str, wanted: str) -> None:
+    """The answer's tapes were asked about other tensors than the exercise's sources."""
+    sources = list(sources)
+    asked = [s for call in run.log.calls for s in call.sources]
+    if run.log.calls and not any(any(a is s for s in sources) for a in asked):
+        import tensorflow as tf
+
+        def described(tensor) -> str:
+            if isinstance(tensor, tf.Variable):
+                return f"a variable named {tensor.name.split(':')[0]!r}"
+            shape = getattr(tensor, "shape", None)
+            return (f"a tensor of shape {tuple(shape)}" if shape is not None
+                    else f"a {type(tensor).__name__}")
+
+        shown = ", ".join(sorted({described(a) for a in asked})[:3])
+        raise Wrong(f"{label}: your tape.gradient calls asked for the gradient with "
+                    f"respect to {shown or 'other tensors'}, never with respect to "
+                    f"{wanted}.", "other_source")
+
+
+def _raise_if_zeros_hide(run: _Run, value, **context) -> None:
+    """Zeros of any dtype from unconnected_gradients=ZERO: name the None behind them."""
+    import tensorflow as tf
+
+    if isinstance(value, (tf.Tensor, tf.Variable)) and _is_zero(value.numpy()) \
+            and run.log.used_zero_option:
+        _raise_if_missing(run, hidden=True, **context)
+
+
+def _partly(hint: str) -> str:
+    return (hint.replace("The gradient is None for", "Part of the gradient is missing for")
+                .replace("The gradient is None", "Part of the gradient is missing")
+                .replace("its gradient is None", "part of its gradient is missing"))
+
+
+def _close(a, b) -> bool:
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-12))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _tolerance(dtype) -> dict:
+    chosen = FLOAT64 if getattr(dtype, "name", "") == "float64" else FLOAT32
+    return dict(rtol=chosen.rtol, atol=chosen.atol)
+
+
+def _float32_for_float64(name: str, value, dtype, fix: str) -> None:
+    """float32 back for float64 in: say where the digits went."""
+    import tensorflow as tf
+
+    if isinstance(value, (tf.Tensor, tf.Variable)) and dtype == tf.float64 \
+            and value.dtype == tf.float32:
+        raise Wrong(f"{name} is float32 for a float64 input: {fix}",
+                    "float32_not_float64")
+
+
+def _show(array) -> str:
+    array = np.asarray(array)
+    if array.ndim == 0:
+        return f"{float(array):g}"
+    return "[" + ", ".join(f"{float(v):g}" for v in array.ravel()) + "]"
 
 
 # ---------------------------------------------------------------------------
 # Exercise 2.1: gradients for a dict of variables
 # ---------------------------------------------------------------------------
 
-DICT_X = np.array([[1.0, 2.0], [0.5, -1.0], [-2.0, 1.5]])
-DICT_Y = np.array([1.0, -0.5, 2.0])
-DICT_W = np.array([0.5, -1.5])
-DICT_B = 0.25
+def _linear_data(rng, n: int, k: int):
+    """x, y, w, b with residuals x w + b - y of both signs, some below 1 in size and
+    some above (so squared, absolute and Huber-like losses all differ)."""
+    x = signed(rng, (n, k), 0.2, 2.0)
+    w = signed(rng, (k,), 0.2, 1.5)
+    b = float(signed(rng, (), 0.2, 1.5))
+    residual = signed(rng, (n,), 1.2, 2.5)
+    residual[0] = float(signed(rng, (), 0.1, 0.8))
+    y = np.round(x @ w + b - residual, 3)
+    return x, y, w, b
 
 
-def _dict_reference(scale=2.0, reduce="mean"):
-    residual = DICT_X @ DICT_W + DICT_B - DICT_Y
-    divide = len(DICT_Y) if reduce == "mean" else 1.0
-    return (scale * DICT_X.T @ residual / divide, scale * residual.sum() / divide)
+def _mse_gradients(x, y, w, b, *, reduce="mean", scale=2.0):
+    residual = x @ w + b - y
+    divide = len(y) if reduce == "mean" else 1.0
+    return scale * x.T @ residual / divide, scale * residual.sum() / divide
 
 
 @exercise("2.1", "gradients for a dict of variables")
 def parameter_gradients(answer):
+    """d(loss)/d(params) for loss = mean((x w + b - y)**2), returned as a dict.
+
+    Probes (fresh each call): a float32 set and a float64 set, each with its own
+    number of rows n (3 to 7) and features k (1 to 4), values of both signs,
+    so a factor n (a sum instead of a mean) differs between the two, hard-coded
+    numbers or shapes fail, and the float64 one is judged with float64 tolerance
+    (float32 shortcuts fail). The gradients must come back as a dict with the
+    keys of params, each shaped and typed like its variable.
+
+    Catalogue: a list or tuple instead of the dict; other keys; None for a key
+    (named from what happened: the variable unused, the loss computed outside
+    the block); a sum instead of the mean; the 1/2 convention; the gradient of the
+    predictions, of the mean absolute error, or the parameters' own values; then
+    the generic patterns (sign, scale, approximation) and a point that differs.
+    """
     import tensorflow as tf
 
-    params = {"w": tf.Variable(DICT_W, dtype=tf.float32, name="w"),
-              "b": tf.Variable(DICT_B, dtype=tf.float32, name="b")}
-    x = tf.constant(DICT_X, dtype=tf.float32)
-    y = tf.constant(DICT_Y, dtype=tf.float32)
-    value = call_answer(answer, params, x, y)
-    if value is None:
-        as_values(value)
-    if not isinstance(value, Mapping):
-        if isinstance(value, (list, tuple)):
-            raise Wrong(f"You returned a value of type {type(value).__name__}. Pass the dict itself as "
-                        "the sources, tape.gradient(loss, params): the tape returns its "
-                        "gradients in the same structure, a dict with keys 'w' and 'b'.",
+    rng = fresh_rng("2.1")
+    sizes = [(int(rng.integers(3, 6)), int(rng.integers(1, 4))),
+             (int(rng.integers(6, 8)), int(rng.integers(2, 5)))]
+    for (n, k), dtype in zip(sizes, (tf.float32, tf.float64)):
+        x, y, w, b = _linear_data(rng, n, k)
+        params = {"w": tf.Variable(w, dtype=dtype, name="w"),
+                  "b": tf.Variable(b, dtype=dtype, name="b")}
+        inputs = (tf.constant(x, dtype), tf.constant(y, dtype))
+        run = _run(answer, params, *inputs)
+        label = f"For {n} rows of {k} features in {dtype.name}"
+        if run.raised is not None:
+            raise run.raised
+        value = run.value
+        if value is None:
+            as_values(value)
+        if not isinstance(value, Mapping):
+            if isinstance(value, (list, tuple)):
+                raise Wrong(f"You returned a {type(value).__name__}. Pass the dict "
+                            "itself as the sources, tape.gradient(loss, params): the "
+                            "tape returns the gradients in the same structure, a dict "
+                            "with keys 'w' and 'b'.", "wrong_structure")
+            raise Wrong(f"You returned a value of type {type(value).__name__}; a dict "
+                        "with keys 'w' and 'b' (the structure of params) was expected. "
+                        "tape.gradient(loss, params) returns exactly that.",
                         "wrong_structure")
-        raise Wrong(f"You returned a value of type {type(value).__name__}; a dict with keys 'w' and "
-                    "'b' (the structure of params) was expected. tape.gradient(loss, "
-                    "params) returns exactly that.", "wrong_structure")
-    if set(value) != {"w", "b"}:
-        raise Wrong(f"Your dict has keys {sorted(map(str, value))}; it should have the "
-                    "keys of params, ['b', 'w']. Pass params itself as the sources.",
-                    "wrong_keys")
-    for key in ("w", "b"):
-        if value[key] is None:
-            raise Wrong(f"The gradient for '{key}' is None: the tape saw no path from the "
-                        f"loss to params['{key}']. Compute the whole loss, "
-                        f"tf.linalg.matvec(x, params['w']) + params['b'], inside the "
-                        f"`with` block.", "none_for_key")
-    got_w = as_values(value["w"], name="The gradient for 'w'", shape=(2,), dtype=tf.float32)
-    got_b = as_values(value["b"], name="The gradient for 'b'", shape=(), dtype=tf.float32)
-    expected_w, expected_b = _dict_reference()
-    got = np.append(got_w, got_b)
-    expected = np.append(expected_w, expected_b)
-    if matches(got, expected):
-        return ("tape.gradient(loss, params) returns a dict shaped like params: "
-                "{'w': dloss/dw, 'b': dloss/db}.")
-    residual = DICT_X @ DICT_W + DICT_B - DICT_Y
-    diagnose_mistake(got, [
-        ("sum_not_mean",
-         "Your gradients are 3 times too large: the loss is the mean of the squared "
-         "errors (tf.reduce_mean), not their sum.", np.append(*_dict_reference(reduce="sum"))),
-        ("missing_factor_two",
-         "Your gradients are half the right size: is the loss the mean of the squared "
-         "errors, (prediction - y)**2, and not of some other power?",
-         np.append(*_dict_reference(scale=1.0))),
-        ("differentiated_predictions",
-         "You differentiated the mean prediction, not the loss: square the errors "
-         "(prediction - y) before averaging them.",
-         np.append(DICT_X.mean(axis=0), 1.0)),
-        ("returned_parameters",
-         "You returned the parameters' values, not their gradients.",
-         np.append(DICT_W, DICT_B)),
-        ("absolute_error",
-         "That is the gradient of the mean absolute error; the loss squares the "
-         "errors.", np.append(DICT_X.T @ np.sign(residual) / 3, np.sign(residual).mean())),
-    ])
-    raise Wrong("Not the gradient of loss = mean((x w + b - y)**2). "
-                + describe_difference(got, expected), "other")
-
-
-# ---------------------------------------------------------------------------
-# Exercise 2.2: slope(x) for variables, float tensors and int tensors
-# ---------------------------------------------------------------------------
-
-def _slope_reference(x):
-    return 3.0 * x**2 - 2.0
-
-
-SLOPE_PROBES = [
-    # (description, value, kind)
-    ("a float32 tf.Variable x = 1.5", 1.5, "variable"),
-    ("a float32 tensor x = tf.constant(-0.5)", -0.5, "float"),
-    ("an int32 tensor x = tf.constant(2)", 2, "int"),
-]
-
-
-def _slope_probe(value, kind):
-    import tensorflow as tf
-
-    if kind == "variable":
-        return tf.Variable(value, dtype=tf.float32), tf.Variable(value, dtype=tf.float32)
-    dtype = tf.float32 if kind == "float" else tf.int32
-    return tf.constant(value, dtype=dtype), tf.TensorSpec([], dtype)
-
-
-@exercise("2.2", "fix the None gradient: constants and integers")
-def slope(answer):
-    import tensorflow as tf
-
-    for description, value, kind in SLOPE_PROBES:
-        x, spec = _slope_probe(value, kind)
-        label = f"`{getattr(answer, '__name__', 'your function')}` called with {description}"
-        result, log, raised = _call_recorded(answer, x, name=label)
-        if raised is not None:
-            _raise_if_none_explained(log, answer, [spec], probe=description)
-            extra = (" Convert an integer x with tf.cast(x, tf.float32) before using it."
-                     if kind == "int" else "")
-            ending = "" if raised.hint.endswith((".", "!", "?")) else "."
-            raise Wrong(raised.hint + ending + extra, "raised")
-        if result is None:
-            _raise_if_none_explained(log, answer, [spec], probe=description)
-        got = as_values(result, name=label, shape=(), dtype=tf.float32)
-        expected = _slope_reference(float(value))
-        if matches(got, expected):
+        if set(value) != {"w", "b"}:
+            raise Wrong(f"Your dict has keys {sorted(map(str, value))}; it should have "
+                        "the keys of params, ['b', 'w']. Pass params itself as the "
+                        "sources.", "wrong_keys")
+        for key in ("w", "b"):
+            if value[key] is None:
+                _raise_if_missing(run, probe=f"params['{key}']")
+                raise Wrong(f"The gradient for '{key}' is None: the tape saw no path "
+                            f"from the loss to params['{key}'].", "no_gradient")
+        got_w, got_b = (
+            as_values(value[key], name=f"{label}, the gradient for '{key}'",
+                    shape=shape, dtype=dtype)
+            for key, shape in (("w", (k,)), ("b", ())))
+        got = np.append(got_w, got_b)
+        expected = np.append(*_mse_gradients(x, y, w, b))
+        tolerance = _tolerance(dtype)
+        if matches(got, expected, **tolerance):
             continue
-        if got == 0.0 and log.used_zero_option:
-            raise Wrong(_hint("zeros_hide_none"), "zeros_hide_none")
-        diagnose_mistake(got, [
-            ("value_not_slope",
-             f"For {description} you returned f(x) = x**3 - 2x itself, not its "
-             f"derivative: return tape.gradient(y, x).", float(value) ** 3 - 2 * value),
-        ])
-        _raise_if_path_cut(answer, [spec])
-        raise Wrong(f"For {description} the slope 3x**2 - 2 is {expected:.6g}, but your "
-                    f"function returned {float(got):.6g}.", "other")
-    return ("Every kind of x works: cast to float32, watch before use, then the tape "
-            "sees the whole computation.")
+        residual = x @ w + b - y
+        known = [
+            ("sum_not_mean",
+             f"Your gradients are {n} times too large, and there are {n} rows: the loss "
+             "is the mean of the squared errors (tf.reduce_mean), not their sum.",
+             np.append(*_mse_gradients(x, y, w, b, reduce="sum"))),
+            ("scale_factor",
+             "Your gradients are half the right size: the loss is mean((x w + b - y)**2), "
+             "without the factor 1/2 some textbooks put in front.",
+             np.append(*_mse_gradients(x, y, w, b, scale=1.0))),
+            ("differentiated_predictions",
+             "You differentiated the mean prediction, not the loss: square the errors "
+             "(prediction - y) before averaging them.", np.append(x.mean(axis=0), 1.0)),
+            ("differentiated_predictions",
+             "You differentiated the sum of the errors (prediction - y), not the loss: "
+             "square them, then take their mean.", np.append(x.sum(axis=0), float(n))),
+            ("returned_parameters",
+             "You returned the parameters' values, not their gradients.",
+             np.append(w, b)),
+            ("absolute_error",
+             "That is the gradient of the mean absolute error; the loss squares the "
+             "errors.", np.append(x.T @ np.sign(residual) / n, np.sign(residual).mean())),
+        ]
+        known.append((
+            "mean_not_sum",
+            "Your gradients are those of predictions that average x * w over the "
+            f"{k} features (tf.reduce_mean); a linear model sums them: "
+            "tf.linalg.matvec(x, w), or tf.reduce_sum(x * w, axis=1).",
+            np.append(*_mse_gradients(x / k, y, w, b))))
+        for power in (3, 4):
+            for sign in (1.0, -1.0):
+                scaled = power * (sign * residual) ** (power - 1) * sign / n
+                known.append((
+                    "wrong_power",
+                    f"Your gradients are those of the mean of the errors to the power "
+                    f"{power}; the loss squares them: (prediction - y)**2.",
+                    np.append(x.T @ scaled, scaled.sum())))
+        rmse = np.sqrt(np.mean(residual**2))
+        known.append((
+            "scale_factor",
+            "Your gradients are those of the root of the mean squared error (tf.sqrt "
+            "or a norm): the loss here is the mean squared error itself, with no root.",
+            expected / (2 * rmse)))
+        huber = np.where(np.abs(residual) < 1.0, residual, np.sign(residual)) / n
+        known.append((
+            "other_loss",
+            "Your gradients are those of the Huber loss (squared for small errors, "
+            "absolute for large ones); the exercise's loss is the mean squared error.",
+            np.append(x.T @ huber, huber.sum())))
+        centred = x @ w + b - y.mean()
+        known.append((
+            "broadcast_shape",
+            "Your gradients are those of a loss whose errors were broadcast into a "
+            f"({n}, {n}) table: a (n, 1) column met a (n,) vector, so every prediction "
+            "was compared with every target. Keep predictions and y both of shape (n,).",
+            np.append(2 * x.T @ centred / n, 2 * centred.sum() / n)))
+        _raise_if_missing(run, probe="params", hidden=True)
+        _raise_if_float32_inside(run, got, expected, dtype, label)
+        diagnose_mistake(got, known, **tolerance)
+        _raise_if_other_source(run, params.values(), label,
+                               "the variables in params: tape.gradient(loss, params)")
+        _raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
+        right_w = matches(got_w, expected[:k], **tolerance)
+        right_b = matches(got_b, expected[k], **tolerance)
+        if right_w != right_b:
+            good, bad = ("w", "b") if right_w else ("b", "w")
+            if bad == "b":  # one number: no pattern to name, only the difference
+                detail = describe_difference(got_b, expected[k], **tolerance)
+            else:
+                detail = explain_difference(
+                    got_w, expected[:k], what="the gradient for 'w'",
+                    summary="", **tolerance).hint.strip()
+            raise Wrong(f"{label}: the gradient for '{good}' is right, the one for "
+                        f"'{bad}' is not. {detail}", "wrong_gradient")
+        _raise_generic_then_weak(run, got, expected, label=label, probe="params",
+                                 prefix=f"{label}: ", batch=n, what="your result",
+                                 tolerance=tolerance)
+        raise _labelled(label, explain_difference(
+            got, expected, batch=n, what="your result",
+            summary=f"{label}: not the gradients of mean((x w + b - y)**2) "
+                    "(the values are w's gradients, then b's).", **tolerance))
+    return ("Your gradients match d(loss)/dw and d(loss)/db for fresh data in float32 "
+            "and float64, returned as a dict shaped like params.")
 
 
 # ---------------------------------------------------------------------------
-# Exercise 2.3: a training loop that stops learning
+# Exercise 2.2: a derivative for any kind of x
 # ---------------------------------------------------------------------------
 
-TRAIN_X = np.array([0.5, 1.0, 2.0, 3.0])
-TRAIN_Y = np.array([1.2, 1.9, 4.3, 5.8])
-TRAIN_W0 = 0.25
-TRAIN_STEPS = 4
-TRAIN_RATE = 0.05
+def _test_function(rng):
+    """f(x) = a x**3 + b x**2 + c sin(x) with fresh coefficients, and its references."""
+    a, b, c = (float(v) for v in signed(rng, 3, 0.5, 2.0, decimals=2))
+
+    def f(x):
+        import tensorflow as tf
+
+        return a * x**3 + b * x**2 + c * tf.sin(x)
+
+    def value(x):
+        return a * x**3 + b * x**2 + c * np.sin(x)
+
+    def slope(x):
+        return 3 * a * x**2 + 2 * b * x + c * np.cos(x)
+
+    def curvature(x):
+        return 6 * a * x + 2 * b - c * np.sin(x)
+
+    f.__name__ = "f"
+    return f, value, slope, curvature, (a, b, c)
 
 
-def _train_reference(sign=-1.0, update=True, reduce="mean", scale=2.0):
-    """Gradients of each step and the final w, in float64."""
-    w = TRAIN_W0
-    gradients = []
-    for _ in range(TRAIN_STEPS):
-        residual = w * TRAIN_X - TRAIN_Y
-        total = scale * np.sum(TRAIN_X * residual)
-        gradient = total / len(TRAIN_X) if reduce == "mean" else total
-        gradients.append(gradient)
-        if update:
-            w = w + sign * TRAIN_RATE * gradient
-    return np.array(gradients), w
-
-
-@exercise("2.3", "fix the None gradient: a training loop that stops learning")
-def train(answer):
+def _kinds_of_x(rng):
+    """(description, x, result dtype) for each kind of x the exercise names."""
     import tensorflow as tf
 
-    w = tf.Variable(TRAIN_W0, dtype=tf.float32, name="w")
-    x = tf.constant(TRAIN_X, dtype=tf.float32)
-    y = tf.constant(TRAIN_Y, dtype=tf.float32)
-    value, log, raised = _call_recorded(answer, w, x, y, TRAIN_STEPS, TRAIN_RATE)
-    w_after = float(w.numpy())
-    trace_specs = [tf.Variable(TRAIN_W0, dtype=tf.float32),
-                   tf.TensorSpec([len(TRAIN_X)], tf.float32),
-                   tf.TensorSpec([len(TRAIN_X)], tf.float32), TRAIN_STEPS, TRAIN_RATE]
-    explained = _why_none(log, answer, trace_specs, probe="w", original_variable=w)
-    if explained is not None:
-        code, hint = explained
-        step = next(i for i, call in enumerate(log.calls) if call is log.first_none()[0])
-        raise Wrong(f"Step {step + 1}: {hint}", code)
-    if raised is not None:
-        raise Wrong(raised.hint, "raised")
+    vector = signed(rng, int(rng.integers(3, 6)), 0.1, 2.0)
+    vector[rng.integers(len(vector))] = 0.0
+    integers = rng.integers(-3, 4, size=int(rng.integers(3, 6)))
+    integers[0] = -abs(integers[0]) - 1
+    scalar = float(signed(rng, (), 0.2, 2.0))
+    float64 = signed(rng, int(rng.integers(2, 5)), 0.1, 2.5, decimals=None)
+    frozen = signed(rng, int(rng.integers(2, 4)), 0.1, 2.0)
+    return [
+        (f"a float32 tensor x = {_show(vector)}", tf.constant(vector, tf.float32),
+         tf.float32),
+        (f"an int32 tensor x = {_show(integers)}", tf.constant(integers, tf.int32),
+         tf.float32),
+        ("a float64 tensor x", tf.constant(float64, tf.float64), tf.float64),
+        (f"a trainable tf.Variable x = {scalar:g}", tf.Variable(scalar, dtype=tf.float32),
+         tf.float32),
+        (f"a tf.Variable with trainable=False, x = {_show(frozen)}",
+         tf.Variable(frozen, dtype=tf.float32, trainable=False), tf.float32),
+    ]
+
+
+@exercise("2.2", "a derivative for any kind of x")
+def derivative(answer):
+    """derivative(f, x): df/dx element-wise, with a tape, for every kind of x.
+
+    Probes (fresh each call): a new f(x) = a x**3 + b x**2 + c sin(x) with
+    coefficients of both signs (so the lesson's x**3 - 2x, a value, a second
+    derivative or hard-coded numbers fail), and five kinds of x: a float32
+    vector (one element 0), an int32 vector with negative entries (float32
+    result), a float64 vector (float64 result, float64 tolerance), a trainable
+    float32 Variable, and a non-trainable float32 Variable. A tf.GradientTape
+    must produce the result (finite differences are *not yet*).
+
+    Catalogue: every None named from what happened (unwatched constant,
+    non-trainable variable, integer source, watched after use, computed outside
+    the block, NumPy detour, operation without a gradient, zeros from
+    unconnected_gradients=ZERO hiding one of these); float32 for a float64 x;
+    f(x) itself; the lesson's example formula; the second derivative; a
+    partly cut path; finite differences; then the generic patterns.
+    """
+    import tensorflow as tf
+
+    rng = fresh_rng("2.2")
+    f, value_of, slope_of, curvature_of, _ = _test_function(rng)
+    for description, x, dtype in _kinds_of_x(rng):
+        label = f"`{getattr(answer, '__name__', 'your function')}` called with {description}"
+        run = _run(answer, f, x, name=label)
+        where = f"For {description}: "
+        _raise_if_missing(run, prefix=where)
+        if run.raised is not None:
+            extra = (" Convert an integer x to float32 with tf.cast before f sees it."
+                     if x.dtype.is_integer else "")
+            ending = "" if run.raised.hint.endswith((".", "!", "?")) else "."
+            raise Wrong(run.raised.hint + ending + extra, "raised")
+        result = run.value
+        _raise_if_zeros_hide(run, result, prefix=where)
+        _float32_for_float64(f"{where}your result", result, dtype,
+                             "convert only integer inputs (`if x.dtype.is_integer:`), "
+                             "so that a float x keeps its dtype.")
+        got = as_values(result, name=label, shape=tuple(x.shape), dtype=dtype)
+        points = np.asarray(x.numpy(), dtype=np.float64)
+        expected = slope_of(points)
+        tolerance = _tolerance(dtype)
+        if not run.log.calls:
+            if matches(got, expected, **tolerance):
+                raise Wrong(f"{where}the numbers are right, but no tf.GradientTape "
+                            "produced them. This exercise is about the tape: record "
+                            "f(x) on a tf.GradientTape and ask it for tape.gradient.",
+                            "no_tape")
+            if matches(got, expected, rtol=1e-2, atol=1e-6):
+                raise Wrong(f"{where}your numbers come close, but no tf.GradientTape "
+                            "computed them: that is an approximation such as a finite "
+                            "difference. Record f(x) on a tape and ask it for "
+                            "tape.gradient.", "finite_differences")
+        elif matches(got, expected, **tolerance):
+            continue
+        known = [
+            ("value_not_derivative",
+             f"{where}you returned f(x) itself, not its derivative: return "
+             "tape.gradient(y, x).", value_of(points)),
+            ("ignored_function",
+             f"{where}you returned 3x**2 - 2, the slope of the lesson's x**3 - 2x. "
+             "The check passes a different f each time: call f(x) on the tape.",
+             3 * points**2 - 2),
+            ("differentiated_twice",
+             f"{where}you returned the second derivative f''(x): differentiate once.",
+             curvature_of(points)),
+            ("extra_factor",
+             f"{where}you returned the derivative times x: tape.gradient(y, x) is "
+             "already df/dx, with nothing to multiply.", slope_of(points) * points),
+            ("lost_fraction",
+             f"{where}you returned the derivative at x without its fractional part: a "
+             "cast of a float x to an integer dtype dropped it. Cast only integer "
+             "inputs, and to a float dtype.", slope_of(np.trunc(points))),
+            ("lost_fraction",
+             f"{where}you returned the derivative at x rounded to whole numbers: "
+             "rounding (or a cast to an integer) changed the point. Leave float "
+             "inputs as they are.", slope_of(np.round(points))),
+        ]
+        _raise_if_float32_inside(run, got, expected, dtype, where[:-2])
+        _raise_if_missing(run, prefix=where, hidden=True)
+        diagnose_mistake(got, known, **tolerance)
+        _raise_if_partly_cut(run, prefix=where)
+        _raise_generic_then_weak(run, got, expected, label=where[:-2], probe="x",
+                                 prefix=where, batch=points.size, at=points,
+                                 what="your derivative", tolerance=tolerance)
+        raise _labelled(where[:-2], explain_difference(
+            got, expected, at=points, batch=points.size, what="your derivative",
+            summary=f"{where}not the derivative of the f the check passed in.",
+            **tolerance))
+    return ("For a fresh f and every kind of x (float32 and float64 tensors, an int32 "
+            "tensor, trainable and non-trainable variables) your tape returns df/dx in "
+            "the right dtype.")
+
+
+# ---------------------------------------------------------------------------
+# Exercise 2.3: a training loop that keeps learning
+# ---------------------------------------------------------------------------
+
+def _train_reference(x, y, w, b, steps, rate, *, sign=-1.0, reduce="mean",
+                     update=("w", "b"), after=False, absolute=False, scale=1.0):
+    """Each step's loss and the final (w, b), in float64."""
+    w, b = np.array(w, dtype=np.float64), float(b)
+    losses = []
+    for _ in range(steps):
+        residual = x @ w + b - y
+        loss = np.mean(residual**2) if reduce == "mean" else np.sum(residual**2)
+        dw, db = _mse_gradients(x, y, w, b, reduce=reduce)
+        if absolute:
+            loss = np.mean(np.abs(residual))
+            dw, db = x.T @ np.sign(residual) / len(y), np.sign(residual).mean()
+        loss, dw, db = scale * loss, scale * dw, scale * db
+        if "w" in update:
+            w = w + sign * rate * dw
+        if "b" in update:
+            b = b + sign * rate * db
+        if after:
+            residual = x @ w + b - y
+            loss = scale * (np.mean(residual**2) if reduce == "mean"
+                            else np.sum(residual**2))
+        losses.append(loss)
+    return np.array(losses), w, b
+
+
+def _losses(value, steps: int, dtype, label: str) -> np.ndarray:
+    import tensorflow as tf
+
     if value is None:
-        as_values(value)
-    if not isinstance(value, (list, tuple)):
-        raise Wrong(f"You returned a value of type {type(value).__name__}; return a Python list with "
-                    f"one gradient per step ({TRAIN_STEPS} steps here).", "wrong_structure")
-    if len(value) != TRAIN_STEPS:
-        raise Wrong(f"You returned {len(value)} gradients for {TRAIN_STEPS} steps; "
-                    f"append one gradient per step.", "wrong_length")
-    got = np.array([as_values(g, name=f"The gradient of step {i + 1}", shape=(),
-                              dtype=tf.float32) for i, g in enumerate(value)])
-    expected, w_expected = _train_reference()
-    if matches(got, expected):
-        if matches(np.array(w_after), w_expected):
-            return ("The loss stays in TensorFlow and w stays a Variable, updated in "
-                    "place: every step has a gradient.")
-        if np.isclose(w_after, TRAIN_W0):
-            raise Wrong(_named("variable_replaced",
-                               "Your gradients are right, but the tf.Variable w you were "
-                               "given still holds its starting value: `w = w - ...` works "
-                               "on a new tensor. Update the Variable itself with "
-                               "w.assign_sub(...)."), "variable_replaced")
-        raise Wrong(f"Your gradients are right, but w ends at {w_after:.6g} instead of "
-                    f"{w_expected:.6g}: update it once per step with "
-                    f"w.assign_sub(learning_rate * gradient).", "wrong_update")
-    if np.all(got == 0.0) and log.used_zero_option:
-        raise Wrong(_hint("zeros_hide_none"), "zeros_hide_none")
-    diagnose_mistake(got, [
-        ("no_update",
-         "Every step returns the same gradient: w never changes. Update it after each "
-         "step with w.assign_sub(learning_rate * gradient).",
-         _train_reference(update=False)[0]),
-        ("ascent_not_descent",
-         "The gradients grow: you move w up the gradient. Gradient descent subtracts, "
-         "w.assign_sub(learning_rate * gradient).", _train_reference(sign=+1.0)[0]),
-        ("sum_not_mean",
-         "Your gradients are 4 times too large (there are 4 points): the loss is the "
-         "mean of the squared errors, tf.reduce_mean, not their sum.",
-         _train_reference(reduce="sum")[0]),
-        ("sum_not_mean",
-         "Your gradients are 4 times too large (there are 4 points): the loss is the "
-         "mean of the squared errors, tf.reduce_mean, not their sum.",
-         len(TRAIN_X) * _train_reference()[0]),
-        ("missing_factor_two",
-         "Your gradients are half the right size: the loss squares the errors, "
-         "(w * x - y)**2, whose derivative brings a factor 2.",
-         _train_reference(scale=1.0)[0]),
-    ])
-    _raise_if_path_cut(answer, trace_specs)
-    raise Wrong("Not the gradients of loss = mean((w * x - y)**2) along gradient descent. "
-                + describe_difference(got, expected), "other")
+        as_values(value, name="Your function")
+    if isinstance(value, (tf.Tensor, tf.Variable)) and value.shape.rank == 1:
+        items = [value[i] for i in range(value.shape[0])]
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        kind = (f"one tensor of shape {tuple(value.shape)}"
+                if isinstance(value, (tf.Tensor, tf.Variable))
+                else f"a value of type {type(value).__name__}")
+        raise Wrong(f"You returned {kind}; return a Python list with the loss of each "
+                    f"step ({steps} steps here).", "wrong_structure")
+    if items and all(isinstance(item, (Mapping, list, tuple)) for item in items):
+        raise Wrong("Your list holds gradients (dicts or lists), but the exercise asks "
+                    "for each step's loss: append the loss tensor.", "returned_gradients")
+    if len(items) != steps:
+        raise Wrong(f"You returned {len(items)} losses for {steps} steps; append one "
+                    "loss per step.", "wrong_structure")
+    return np.array([as_values(item, name=f"{label}, the loss of step {i + 1}",
+                               shape=(), dtype=dtype) for i, item in enumerate(items)])
 
 
-# ---------------------------------------------------------------------------
-# Exercise 2.4: a running total updated in place
-# ---------------------------------------------------------------------------
+@exercise("2.3", "a training loop that keeps learning")
+def train(answer):
+    """train(params, x, y, steps, learning_rate): each step's loss, params updated in place.
 
-TOTAL_START = np.array([1.0, -2.0, 0.5])
-TOTAL_X = np.array([0.5, 0.25, -1.5])
+    Probes (fresh each call): two runs, float32 and float64 (float64 judged with
+    float64 tolerance), each with its own rows n (4 to 7), features k (1 to 3),
+    starting parameters of both signs, 3 to 5 steps and a learning rate in
+    [0.02, 0.06]. The losses (before each step's update) and the variables'
+    final values must both match a float64 NumPy run of gradient descent.
 
-
-@exercise("2.4", "fix the None gradient: a running total")
-def add_and_differentiate(answer):
+    Catalogue: a None at some step named from what happened (the NumPy detour
+    of the lesson's loss helper, the variable replaced by `w = w - ...` or by a
+    new tf.Variable, zeros from unconnected_gradients=ZERO hiding either, a
+    NumPy loss); the list's structure and length; gradients instead of losses;
+    no update; ascent instead of descent; a sum instead of the mean; only one
+    parameter updated; the loss computed after the update; the variables not
+    updated although the losses are right; then the generic patterns.
+    """
     import tensorflow as tf
 
-    total = tf.Variable(TOTAL_START, dtype=tf.float32, name="total")
-    x = tf.Variable(TOTAL_X, dtype=tf.float32, name="x")
-    value, log, raised = _call_recorded(answer, total, x)
-    total_after = total.numpy().astype(np.float64)
-    changed = not np.allclose(total_after, TOTAL_START)
-    trace_specs = [tf.Variable(TOTAL_START, dtype=tf.float32),
-                   tf.Variable(TOTAL_X, dtype=tf.float32)]
-    if raised is not None or value is None:
-        _raise_if_none_explained(log, answer, trace_specs, probe="x", state_changed=changed)
-    if raised is not None:
-        raise Wrong(raised.hint, "raised")
-    got = as_values(value, shape=TOTAL_X.shape, dtype=tf.float32)
-    new_total = TOTAL_START + TOTAL_X
-    expected = 2.0 * new_total
-    if matches(got, expected):
-        if matches(total_after, new_total):
-            return ("The loss uses new_total = total + x, an ordinary tensor the tape "
-                    "records; the variable is updated after the tape.")
-        if not changed:
-            raise Wrong("The gradient is right, but total still holds its old value: "
-                        "assign the new total to the variable (total.assign(new_total)) "
-                        "after the tape.", "total_not_updated")
-        if matches(total_after, TOTAL_START + 2.0 * TOTAL_X):
-            raise Wrong("The gradient is right, but x was added to total twice: assign "
-                        "new_total, do not add x again.", "added_twice")
-        raise Wrong(f"The gradient is right, but total ends as {total_after} instead of "
-                    f"{new_total}.", "wrong_update")
-    if np.all(got == 0.0) and log.used_zero_option:
-        raise Wrong(_hint("zeros_hide_none"), "zeros_hide_none")
-    diagnose_mistake(got, [
-        ("forgot_total",
-         "You returned 2x: the gradient of sum(x**2). The loss is sum((total + x)**2), "
-         "so the old total belongs in it.", 2.0 * TOTAL_X),
-        ("read_after_update",
-         "You returned 2 * (total + 2x): the loss read total after x had already been "
-         "added to it, then added x again. Compute new_total = total + x once, before "
-         "assigning.", 2.0 * (TOTAL_START + 2.0 * TOTAL_X)),
-        ("gradient_of_total",
-         "You returned ones: the gradient of sum(total + x). Differentiate the loss, "
-         "sum(new_total**2).", np.ones_like(TOTAL_X)),
-        ("missing_factor_two",
-         "You returned total + x: the derivative of new_total**2 is 2 * new_total.",
-         new_total),
-    ])
-    _raise_if_path_cut(answer, trace_specs)
-    raise Wrong("Not d/dx sum((total + x)**2). " + describe_difference(got, expected),
-                "other")
+    rng = fresh_rng("2.3")
+    for dtype in (tf.float32, tf.float64):
+        n, k = int(rng.integers(4, 8)), int(rng.integers(1, 4))
+        steps, rate = int(rng.integers(3, 6)), float(np.round(rng.uniform(0.02, 0.06), 3))
+        x, y, w0, b0 = _linear_data(rng, n, k)
+        params = {"w": tf.Variable(w0, dtype=dtype, name="w"),
+                  "b": tf.Variable(b0, dtype=dtype, name="b")}
+        originals = (params["w"], params["b"])
+        run = _run(answer, params, tf.constant(x, dtype), tf.constant(y, dtype),
+                   steps, rate)
+        label = f"With {n} rows, {k} features, {steps} steps in {dtype.name}"
+        def step_of_first_missing(hidden=False):
+            found = _first_missing(run.log, hidden=hidden)
+            step = 1 + next((i for i, call in enumerate(run.log.calls)
+                             if found and call is found[0]), 0)
+            return f"{label}, step {step}: "
+
+        _raise_if_missing(run, probe="params", originals=originals,
+                          prefix=step_of_first_missing())
+        if run.raised is not None:
+            raise run.raised
+        got = _losses(run.value, steps, dtype, label)
+        tolerance = _tolerance(dtype)
+        expected, w_end, b_end = _train_reference(x, y, w0, b0, steps, rate)
+        state = np.append(params["w"].numpy(), params["b"].numpy()).astype(np.float64)
+        unchanged = np.array_equal(state, np.append(w0, b0).astype(state.dtype)) or \
+            matches(state, np.append(w0, b0), **tolerance)
+        if matches(got, expected, **tolerance):
+            if matches(state, np.append(w_end, b_end), **tolerance):
+                continue
+            if unchanged:
+                raise Wrong(_named("variable_replaced", (
+                    f"{label}: your losses are right, but the variables in params still "
+                    "hold their starting values, so your loop updated copies "
+                    "(`w = w - ...`, or a new tf.Variable). Update the variables "
+                    "themselves with params['w'].assign_sub(...).")), "variable_replaced")
+            raise Wrong(f"{label}: your losses are right, but the variables end at "
+                        f"{_show(state)} instead of {_show(np.append(w_end, b_end))}: "
+                        "update each one once per step with assign_sub(learning_rate * "
+                        "gradient).", "wrong_update")
+        known = [
+            ("no_update",
+             f"{label}: every step returns the same loss, because the variables never "
+             "change. Update them after each step with assign_sub(learning_rate * "
+             "gradient).", np.full(steps, expected[0])),
+            ("ascent_not_descent",
+             f"{label}: your losses grow: the update moves up the gradient. Gradient "
+             "descent subtracts: assign_sub(learning_rate * gradient).",
+             _train_reference(x, y, w0, b0, steps, rate, sign=+1.0)[0]),
+            ("sum_not_mean",
+             f"{label}: your losses are those of the summed squared errors: the loss is "
+             "their mean (tf.reduce_mean).",
+             _train_reference(x, y, w0, b0, steps, rate, reduce="sum")[0]),
+            ("missed_parameter",
+             f"{label}: your losses are those of a loop that updates w only: update b "
+             "too (every entry of params).",
+             _train_reference(x, y, w0, b0, steps, rate, update=("w",))[0]),
+            ("missed_parameter",
+             f"{label}: your losses are those of a loop that updates b only: update w "
+             "too (every entry of params).",
+             _train_reference(x, y, w0, b0, steps, rate, update=("b",))[0]),
+            ("scale_factor",
+             f"{label}: your losses are those of half the mean squared error: the loss "
+             "is mean((x w + b - y)**2), without a factor 1/2 in front.",
+             _train_reference(x, y, w0, b0, steps, rate, scale=0.5)[0]),
+            ("absolute_error",
+             f"{label}: your losses are those of the mean absolute error; the loss is "
+             "the mean of the squared errors.",
+             _train_reference(x, y, w0, b0, steps, rate, absolute=True)[0]),
+            ("loss_after_update",
+             f"{label}: each of your losses is the loss after that step's update; "
+             "return the loss the step computed its gradient from (before updating).",
+             _train_reference(x, y, w0, b0, steps, rate, after=True)[0]),
+        ]
+        _raise_if_missing(run, probe="params", originals=originals, hidden=True,
+                          prefix=step_of_first_missing(hidden=True))
+        if unchanged and run.log.calls and not matches(got, np.full(steps, expected[0]),
+                                                       **tolerance):
+            sources = [s for call in run.log.calls for s in call.sources]
+            if not all(any(s is v for v in originals) for s in sources):
+                raise Wrong(_hint("variable_replaced", "params"), "variable_replaced")
+        _raise_if_float32_inside(run, got, expected, dtype, label)
+        diagnose_mistake(got, known, **tolerance)
+        _raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
+        if matches(got[:1], expected[:1], **tolerance):
+            raise Wrong(f"{label}: your first loss is right, so the loss is; the losses "
+                        f"after it are not ({_show(got[1:])} instead of "
+                        f"{_show(expected[1:])}), so the update is wrong. Each step "
+                        "must do params[name].assign_sub(learning_rate * gradient), "
+                        "once per variable, with that step's gradient.", "wrong_update")
+        _raise_generic_then_weak(run, got, expected, label=label, probe="params",
+                                 prefix=f"{label}: ", what="your losses",
+                                 tolerance=tolerance)
+        raise _labelled(label, explain_difference(
+            got, expected, what="your losses",
+            summary=f"{label}: not the losses of gradient descent on mean((x w + b - y)"
+                    "**2).", **tolerance))
+    return ("In float32 and float64, on fresh data, your loop's losses and the variables' "
+            "final values match gradient descent on the mean squared error: the loss "
+            "stays in TensorFlow and params are updated in place.")
+
+
+# ---------------------------------------------------------------------------
+# Exercise 2.4: a moving average updated in place
+# ---------------------------------------------------------------------------
+
+@exercise("2.4", "a moving average updated in place")
+def update_and_differentiate(answer):
+    """update_and_differentiate(average, x, decay): update in place, return d(loss)/dx.
+
+    new = decay * average + (1 - decay) * x, loss = sum(new**2), so
+    d(loss)/dx = 2 (1 - decay) new while d(loss)/d(average) = 2 decay new: with
+    decay never 0.5 the loss is asymmetric in average and x, so the wrong source,
+    swapped weights and d(loss)/d(new) all differ from the answer.
+
+    Probes (fresh each call): two runs, float32 with x a tf.Variable and float64
+    with x a plain tensor (which must be watched; float64 tolerance), each with its
+    own length (2 to 5), values of both signs and decay in [0.6, 0.95]. The
+    gradient and the variable's final value must both be right.
+
+    Catalogue: every None named from what happened (the assign in the chain, the
+    unwatched x, zeros from unconnected_gradients=ZERO hiding one of them);
+    float32 for float64; the gradient with respect to the average or to the new
+    average; decay and 1 - decay swapped; the mean instead of the sum; the
+    variable not updated, or updated wrongly; then the generic patterns.
+    """
+    import tensorflow as tf
+
+    rng = fresh_rng("2.4")
+    for dtype, x_is_variable in ((tf.float32, True), (tf.float64, False)):
+        m = int(rng.integers(2, 6))
+        decay = float(np.round(rng.uniform(0.6, 0.95), 2))
+        start = signed(rng, m, 0.2, 2.0)
+        step = signed(rng, m, 0.2, 2.0)
+        average = tf.Variable(start, dtype=dtype, name="average")
+        x = (tf.Variable(step, dtype=dtype, name="x") if x_is_variable
+             else tf.constant(step, dtype))
+        kind = "a tf.Variable" if x_is_variable else "a plain tensor"
+        label = f"With {dtype.name} values of length {m}, x {kind} and decay = {decay:g}"
+        run = _run(answer, average, x, decay)
+        _raise_if_missing(run, probe="x", prefix=f"{label}: ")
+        if run.raised is not None:
+            hint = run.raised.hint
+            if dtype == tf.float64 and "float" in hint and ("double" in hint or
+                                                            "float64" in hint):
+                hint += (" A float32 constant met float64 values: use decay as the "
+                         "Python number it is, or build constants with dtype=x.dtype.")
+            raise Wrong(hint, "raised")
+        _raise_if_zeros_hide(run, run.value, probe="x", prefix=f"{label}: ")
+        _float32_for_float64(f"{label}: your gradient", run.value, dtype,
+                             "a float32 constant or cast lost half the digits. Use decay "
+                             "as the Python number it is.")
+        got = as_values(run.value, name=f"{label}: your gradient", shape=(m,), dtype=dtype)
+        new = decay * start + (1 - decay) * step
+        expected = 2 * (1 - decay) * new
+        state = average.numpy().astype(np.float64)
+        tolerance = _tolerance(dtype)
+        if matches(got, expected, **tolerance):
+            if matches(state, new, **tolerance):
+                continue
+            if matches(state, start, **tolerance):
+                raise Wrong(f"{label}: the gradient is right, but average still holds "
+                            "its old value: assign the new average to it "
+                            "(average.assign(new_average)) after the tape.",
+                            "state_not_updated")
+            raise Wrong(f"{label}: the gradient is right, but average ends as "
+                        f"{_show(state)} instead of {_show(new)}: assign "
+                        "decay * average + (1 - decay) * x once.", "wrong_update")
+        swapped = (1 - decay) * start + decay * step
+        asked_average = any(source is average for call in run.log.calls
+                            for source in call.sources)
+        if asked_average and (matches(got, 2 * new, **tolerance)
+                              or matches(got, 2 * decay * new, **tolerance)):
+            raise Wrong(f"{label}: your result uses the gradient with respect to average "
+                        "(2 * decay * new_average), alone or added to the one for x. The "
+                        "exercise asks for d(loss)/dx only: tape.gradient(loss, x).",
+                        "differentiated_average")
+        known = [
+            ("differentiated_average",
+             f"{label}: you returned the gradient with respect to average, 2 * decay * "
+             "new_average. The exercise asks for d(loss)/dx.", 2 * decay * new),
+            ("gradient_of_intermediate",
+             f"{label}: you returned 2 * new_average, the gradient with respect to the "
+             "new average. Differentiate with respect to x: the chain rule brings the "
+             "factor (1 - decay).", 2 * new),
+            ("swapped_decay",
+             f"{label}: decay and 1 - decay are swapped: the new average keeps decay of "
+             "the old one and adds (1 - decay) of x.", 2 * decay * swapped),
+            ("moving_average_formula",
+             f"{label}: the new average inside your loss adds x itself, not (1 - decay) "
+             "* x: new_average = decay * average + (1 - decay) * x.",
+             2 * (decay * start + step)),
+            ("moving_average_formula",
+             f"{label}: the new average inside your loss is average + (1 - decay) * x, "
+             "without the factor decay on the old average.",
+             2 * (1 - decay) * (start + (1 - decay) * step)),
+            ("scale_factor",
+             f"{label}: your gradient is half the right size: the loss is "
+             "sum(new_average**2), without a factor 1/2 in front.", (1 - decay) * new),
+            ("moving_average_formula",
+             f"{label}: the new average inside your loss subtracts (1 - decay) * x; "
+             "it adds it: new_average = decay * average + (1 - decay) * x.",
+             -2 * (1 - decay) * (decay * start - (1 - decay) * step)),
+            ("loss_after_update",
+             f"{label}: your loss was computed from average after it had been updated, "
+             "so the update was applied twice inside the loss. Compute new_average from "
+             "the old value, and assign it after the tape.",
+             2 * (1 - decay) * (decay * new + (1 - decay) * step)),
+            ("absolute_error",
+             f"{label}: that is the gradient of sum(|new_average|); the loss squares "
+             "the new average: sum(new_average**2).", (1 - decay) * np.sign(new)),
+        ]
+        _raise_if_missing(run, probe="x", prefix=f"{label}: ", hidden=True)
+        _raise_if_float32_inside(run, got, expected, dtype, label)
+        diagnose_mistake(got, known, **tolerance)
+        _raise_if_partly_cut(run, probe="x", prefix=f"{label}: ")
+        _raise_generic_then_weak(run, got, expected, label=label, probe="x",
+                                 prefix=f"{label}: ", batch=m, what="your gradient",
+                                 tolerance=tolerance)
+        raise _labelled(label, explain_difference(
+            got, expected, batch=m, what="your gradient",
+            summary=f"{label}: not d/dx sum((decay * average + (1 - decay) * x)**2).",
+            **tolerance))
+    return ("For float32 and float64, with x a variable and a plain tensor, your "
+            "gradient is 2 (1 - decay) * new_average and average ends holding the new "
+            "value: the tape recorded an ordinary tensor, and the assign came after.")
