@@ -1,4 +1,9 @@
-"""Lesson 05's checks: each accepts the reference, names typical mistakes, spots stubs."""
+"""Lesson 05's checks: each accepts right answers and names the mistake in wrong ones.
+
+The promises every check keeps (stubs, non-functions, raising answers, strict
+mode, malformed return values) are tested once for all lessons in
+tests/test_checker_contract.py; this file covers what is particular to lesson 05.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,34 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from autodiff_course.checking import ExerciseNotSolved, Status
+from autodiff_course.checking import Status
 from autodiff_course.checks import lesson05 as check
-
-
-def stub(*args):
-    raise NotImplementedError()
 
 
 def verdict(check_function, answer):
     result = check_function.evaluate(answer)
     return result.status, result.mistake
+
+
+def accepted(check_function, answer):
+    result = check_function.evaluate(answer)
+    assert (result.status, result.mistake) == (Status.CORRECT, None), result.message
+
+
+def rejected_as(check_function, answer, mistake):
+    result = check_function.evaluate(answer)
+    assert (result.status, result.mistake) == (Status.WRONG, mistake), result.message
+    assert "Traceback" not in result.message
+
+
+def recorded(f, x, persistent=False, watch=True):
+    """A tape that recorded y = f(x)."""
+    tape = tf.GradientTape(persistent=persistent)
+    with tape:
+        if watch:
+            tape.watch(x)
+        y = f(x)
+    return tape, y
 
 
 # 5.1 the Jacobian of x * sigmoid(x) -------------------------------------------
@@ -26,9 +48,7 @@ def swish(x):
 
 
 def swish_by_tape(x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = swish(x)
+    tape, y = recorded(swish, x)
     return tape.jacobian(y, x)
 
 
@@ -37,113 +57,126 @@ def swish_by_hand(x):
     return tf.linalg.diag(s + x * s * (1.0 - s))
 
 
-def swish_gradient(x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = swish(x)
-    return tape.gradient(y, x)
+def swish_diag(values_of):
+    return lambda x: tf.linalg.diag(values_of(x, tf.sigmoid(x)))
 
 
 @pytest.mark.parametrize("answer", [swish_by_tape, swish_by_hand])
-def test_swish_jacobian_reference(answer):
-    assert verdict(check.swish_jacobian, answer) == (Status.CORRECT, None)
+def test_swish_jacobian_accepts_tape_and_formula(answer):
+    accepted(check.swish_jacobian, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
-    (swish_gradient, "returned_diagonal"),
-    (lambda x: tf.linalg.diag(tf.sigmoid(x)), "missed_product_rule"),
-    (lambda x: tf.linalg.diag(x * tf.sigmoid(x) * (1 - tf.sigmoid(x))), "half_product_rule"),
-    (lambda x: tf.linalg.diag(swish(x)), "value_not_derivative"),
-    (lambda x: tf.ones((5, 1)) * tf.linalg.diag_part(swish_by_hand(x)), "off_diagonal_nonzero"),
-    (lambda x: tf.linalg.diag_part(swish_by_hand(x))[:, None] * tf.ones((1, 5)),
+    (lambda x: (lambda tape, y: tape.gradient(y, x))(*recorded(swish, x)), "returned_diagonal"),
+    (swish_diag(lambda x, s: s), "missed_product_rule"),
+    (swish_diag(lambda x, s: x * s * (1 - s)), "half_product_rule"),
+    (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
+    (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
+    (swish_diag(lambda x, s: x * s), "value_not_derivative"),
+    (lambda x: tf.ones_like(x)[:, None] * tf.linalg.diag_part(swish_by_hand(x))[None, :],
      "off_diagonal_nonzero"),
-    (lambda x: -swish_by_hand(x), "other"),
-    (lambda x: x, "wrong_shape"),
-    (lambda x: swish_by_hand(x)[:4], "wrong_shape"),
-    (lambda x: swish_by_hand(x).numpy(), "returned_numpy"),
-    (lambda x: tf.cast(swish_by_hand(x), tf.float64), "wrong_dtype"),
-    (lambda x: None, "returned_none"),
+    (lambda x: -swish_by_hand(x), "sign_flipped"),
+    (lambda x: 2.0 * swish_by_hand(x), "scale_factor"),
+    (lambda x: tf.cast(swish_by_hand(tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),
+    (lambda x: swish_by_tape(tf.cast(x, tf.float32)), "float32_not_float64"),
+    (lambda x: (lambda tape, y: tape.jacobian(y, x))(*recorded(swish, x, watch=False)),
+     "unwatched_constant"),
+    (lambda x: tf.linalg.diag(0.5 + 0 * x), "hard_coded"),
+    (lambda x: swish_by_hand(x)[:, :1], "wrong_shape"),
 ])
 def test_swish_jacobian_names_the_mistake(answer, mistake):
-    assert verdict(check.swish_jacobian, answer) == (Status.WRONG, mistake)
+    rejected_as(check.swish_jacobian, answer, mistake)
+
+
+def test_swish_finite_differences_are_named():
+    def by_differences(x):
+        h = tf.constant(1e-6, x.dtype)
+        return tf.linalg.diag((swish(x + h) - swish(x - h)) / (2 * h))
+
+    rejected_as(check.swish_jacobian, by_differences, "finite_differences")
 
 
 # 5.2 a Jacobian row by row -----------------------------------------------------
 
-def rows_reference(f, x):
-    with tf.GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        y = f(x)
-    rows = [tape.gradient(y, x, output_gradients=tf.one_hot(i, y.shape[0]))
-            for i in range(y.shape[0])]
-    del tape
-    return tf.stack(rows)
-
-
-def rows_with(persistent=True, watch=True, upstream=None, axis=0, reverse=False):
+def rows_with(persistent=True, watch=True, upstream=None, axis=0, rows=None, dtype=True):
     def answer(f, x):
-        with tf.GradientTape(persistent=persistent) as tape:
-            if watch:
-                tape.watch(x)
-            y = f(x)
-        m = y.shape[0]
-        rows = [tape.gradient(y, x, output_gradients=(upstream(i, m) if upstream
-                                                       else tf.one_hot(i, m)))
-                for i in range(m)]
-        if reverse:
-            rows = rows[::-1]
-        return tf.stack(rows, axis=axis)
+        tape, y = recorded(f, x, persistent=persistent, watch=watch)
+        m = y.shape[0] if rows is None else rows
+        kind = y.dtype if dtype else tf.float32
+        result = [tape.gradient(y, x, output_gradients=(
+            upstream(i, m, kind) if upstream else tf.one_hot(i, m, dtype=kind)))
+            for i in range(m)]
+        return tf.stack(result, axis=axis)
     return answer
 
 
+def rows_by_slicing(f, x):
+    rows = []
+    for i in range(f(x).shape[0]):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y_i = f(x)[i]
+        rows.append(tape.gradient(y_i, x))
+    return tf.stack(rows)
+
+
 def rows_by_jacobian(f, x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
+    tape, y = recorded(f, x)
     return tape.jacobian(y, x)
 
 
-def rows_gradient(f, x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
-    return tape.gradient(y, x)
+def rows_by_forward_mode(f, x):
+    n = x.shape[0]
+    columns = []
+    for j in range(n):
+        with tf.autodiff.ForwardAccumulator(x, tf.one_hot(j, n, dtype=x.dtype)) as acc:
+            y = f(x)
+        columns.append(acc.jvp(y))
+    return tf.stack(columns, axis=1)
 
 
-@pytest.mark.parametrize("answer", [rows_reference, rows_with(), rows_by_jacobian])
-def test_jacobian_by_rows_reference(answer):
-    assert verdict(check.jacobian_by_rows, answer) == (Status.CORRECT, None)
+def rows_by_differences(f, x):
+    h = tf.constant(1e-4, x.dtype)
+    n = x.shape[0]
+    columns = [(f(x + h * e) - f(x - h * e)) / (2 * h)
+               for e in tf.unstack(tf.eye(n, dtype=x.dtype))]
+    return tf.stack(columns, axis=1)
+
+
+@pytest.mark.parametrize("answer", [rows_with(), rows_by_slicing])
+def test_jacobian_by_rows_accepts_vjps(answer):
+    accepted(check.jacobian_by_rows, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
+    (rows_by_jacobian, "used_jacobian"),
+    (rows_by_forward_mode, "no_row_gradients"),
+    (rows_by_differences, "finite_differences"),
     (rows_with(axis=1), "stacked_columns"),
-    (rows_with(upstream=lambda i, m: tf.ones(m)), "ones_upstream"),
-    (rows_gradient, "returned_gradient"),
+    (rows_with(upstream=lambda i, m, kind: tf.ones(m, kind)), "ones_upstream"),
+    (lambda f, x: (lambda tape, y: tape.gradient(y, x))(*recorded(f, x)), "returned_gradient"),
     (rows_with(persistent=False), "not_persistent"),
-    (rows_with(watch=False), "not_watched"),
-    (rows_with(reverse=True), "rows_reversed"),
-    (rows_with(upstream=lambda i, m: 2.0 * tf.one_hot(i, m)), "other"),
-    (lambda f, x: rows_reference(f, x).numpy(), "returned_numpy"),
-    (lambda f, x: f(x), "wrong_shape"),
-    (lambda f, x: None, "returned_none"),
+    (rows_with(watch=False), "unwatched_constant"),
+    (rows_with(dtype=False), "one_hot_dtype"),
+    (rows_with(rows=3), "wrong_row_count"),
+    (rows_with(upstream=lambda i, m, kind: -tf.one_hot(i, m, dtype=kind)), "sign_flipped"),
+    (lambda f, x: rows_with()(f, x)[::-1], "reversed_order"),
+    (lambda f, x: tf.cast(rows_with()(f, x), tf.float32), "float32_not_float64"),
 ])
 def test_jacobian_by_rows_names_the_mistake(answer, mistake):
-    assert verdict(check.jacobian_by_rows, answer) == (Status.WRONG, mistake)
+    rejected_as(check.jacobian_by_rows, answer, mistake)
 
 
 def test_not_persistent_hint_names_the_fix():
-    result = check.jacobian_by_rows.evaluate(rows_with(persistent=False))
-    assert "persistent=True" in result.message
+    assert "persistent=True" in check.jacobian_by_rows.evaluate(
+        rows_with(persistent=False)).message
 
 
 # 5.3 per-example Jacobians ----------------------------------------------------
 
 def per_example_with(method="batch_jacobian", watch=True, swap=False):
     def answer(layer, x):
-        with tf.GradientTape() as tape:
-            if watch:
-                tape.watch(x)
-            y = layer(x)
+        tape, y = recorded(layer, x, watch=watch)
         if method == "gradient":
             return tape.gradient(y, x)
         target, source = (x, y) if swap else (y, x)
@@ -152,216 +185,301 @@ def per_example_with(method="batch_jacobian", watch=True, swap=False):
 
 
 def per_example_diagonal_blocks(layer, x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = layer(x)
+    tape, y = recorded(layer, x)
     full = tape.jacobian(y, x)
     return tf.stack([full[b, :, b, :] for b in range(x.shape[0])])
 
 
 @pytest.mark.parametrize("answer", [per_example_with(), per_example_diagonal_blocks])
-def test_per_example_jacobian_reference(answer):
-    assert verdict(check.per_example_jacobian, answer) == (Status.CORRECT, None)
-
-
-def transposed_per_example(layer, x):
-    return tf.transpose(per_example_with()(layer, x), [0, 2, 1])
+def test_per_example_jacobian_accepts_both_ways(answer):
+    accepted(check.per_example_jacobian, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
-    (per_example_with("jacobian"), "used_jacobian"),
-    (transposed_per_example, "transposed"),
+    (per_example_with("jacobian"), "returned_full_jacobian"),
+    (lambda layer, x: tf.transpose(per_example_with()(layer, x), [0, 2, 1]), "transposed"),
     (per_example_with(swap=True), "swapped_arguments"),
     (per_example_with("gradient"), "returned_gradient"),
     (lambda layer, x: per_example_with()(layer, x)[0], "single_example"),
-    (per_example_with(watch=False), "not_watched"),
-    (lambda layer, x: tf.tile(tf.constant(check.LAYER_W.T[None], tf.float32), [4, 1, 1]),
-     "forgot_activation"),
-    (lambda layer, x: 2.0 * per_example_with()(layer, x), "other"),
+    (per_example_with(watch=False), "unwatched_constant"),
+    (lambda layer, x: per_example_with()(
+        lambda z: tf.reduce_sum(layer(z), axis=1, keepdims=True), x), "summed_outputs"),
+    (lambda layer, x: (lambda j: tf.tile(j[:1], [x.shape[0], 1, 1]))(
+        per_example_with()(layer, x)), "repeated_slice"),
+    (lambda layer, x: 0.5 * per_example_with()(layer, x), "scale_factor"),
+    (lambda layer, x: tf.cast(per_example_with()(layer, x), tf.float32), "float32_not_float64"),
     (lambda layer, x: per_example_with()(layer, x).numpy(), "returned_numpy"),
-    (lambda layer, x: per_example_with()(layer, x)[:, :1], "wrong_shape"),
-    (lambda layer, x: None, "returned_none"),
 ])
 def test_per_example_jacobian_names_the_mistake(answer, mistake):
-    assert verdict(check.per_example_jacobian, answer) == (Status.WRONG, mistake)
+    rejected_as(check.per_example_jacobian, answer, mistake)
 
 
 def test_rank_one_batch_jacobian_error_is_reported_plainly():
     def rank_one(layer, x):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = tf.reduce_sum(layer(x), axis=1)
-        return tape.batch_jacobian(y, x)
+        return per_example_with()(lambda z: tf.reduce_sum(layer(z), axis=1), x)
+
     result = check.per_example_jacobian.evaluate(rank_one)
-    assert result.status is Status.WRONG and result.mistake == "raised"
+    assert (result.status, result.mistake) == (Status.WRONG, "raised")
     assert "rank at least 2" in result.message
 
 
-# 5.4 the diagonal blocks of a full Jacobian -----------------------------------
+# 5.4 a batch_jacobian that stays right when examples interact -----------------
 
-def blocks_reference(full):
-    return tf.stack([full[b, :, b, :] for b in range(full.shape[0])])
-
-
-def blocks_by_diag_part(full):
-    moved = tf.transpose(full, [1, 3, 0, 2])          # (outs, ins, batch, batch)
-    return tf.transpose(tf.linalg.diag_part(moved), [2, 0, 1])
+def own_blocks_by_gather(layer, x):
+    tape, y = recorded(layer, x)
+    full = tape.jacobian(y, x)
+    return tf.stack([tf.gather(full[b], b, axis=len(y.shape) - 1)
+                     for b in range(x.shape[0])])
 
 
-@pytest.mark.parametrize("answer", [blocks_reference, blocks_by_diag_part])
-def test_diagonal_blocks_reference(answer):
-    assert verdict(check.diagonal_blocks, answer) == (Status.CORRECT, None)
+def own_blocks_by_reshape(layer, x):
+    tape, y = recorded(layer, x)
+    batch, outs, ins = x.shape[0], y.shape[1:], x.shape[1:]
+    full = tf.reshape(tape.jacobian(y, x),
+                      [batch, outs.num_elements(), batch, ins.num_elements()])
+    blocks = tf.stack([full[b, :, b, :] for b in range(batch)])
+    return tf.reshape(blocks, [batch, *outs, *ins])
+
+
+def own_blocks_with(take):
+    """take(flat_full (B, O, B, I), b) -> a block of shape (O, I), reshaped back."""
+    def answer(layer, x):
+        tape, y = recorded(layer, x)
+        batch, outs, ins = x.shape[0], y.shape[1:], x.shape[1:]
+        full = tf.reshape(tape.jacobian(y, x),
+                          [batch, outs.num_elements(), batch, ins.num_elements()])
+        blocks = tf.stack([take(full, b) for b in range(batch)])
+        return tf.reshape(blocks, [batch, *outs, *ins])
+    return answer
+
+
+def own_blocks_transposed(layer, x):
+    tape, y = recorded(layer, x)
+    batch, outs, ins = x.shape[0], y.shape[1:], x.shape[1:]
+    full = tf.reshape(tape.jacobian(y, x),
+                      [batch, outs.num_elements(), batch, ins.num_elements()])
+    blocks = tf.stack([tf.transpose(full[b, :, b, :]) for b in range(batch)])
+    return tf.reshape(blocks, [batch, *ins, *outs])
+
+
+def own_blocks_rank_two(layer, x):
+    tape, y = recorded(layer, x)
+    full = tape.jacobian(y, x)
+    return tf.stack([full[b, :, b, :] for b in range(x.shape[0])])
+
+
+@pytest.mark.parametrize("answer", [own_blocks_by_gather, own_blocks_by_reshape])
+def test_true_batch_jacobian_accepts_any_rank(answer):
+    accepted(check.true_batch_jacobian, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
-    (lambda full: tf.transpose(tf.reduce_sum(full, axis=0), [1, 0, 2]), "summed_blocks"),
-    (lambda full: tf.reduce_sum(full, axis=0), "summed_blocks"),
-    (lambda full: tf.reduce_sum(full, axis=2), "summed_rows"),
-    (lambda full: full[:, :, 0, :], "first_column"),
-    (lambda full: full[0], "first_block_row"),
-    (lambda full: tf.transpose(blocks_reference(full), [0, 2, 1]), "transposed"),
-    (tf.linalg.diag_part, "diag_part_last_two"),
-    (lambda full: -blocks_reference(full), "other"),
-    (lambda full: blocks_reference(full).numpy(), "returned_numpy"),
-    (lambda full: full, "wrong_shape"),
-    (lambda full: None, "returned_none"),
+    (per_example_with(), "batch_jacobian_sums"),
+    (own_blocks_with(lambda full, b: tf.reduce_sum(full[b], axis=1)), "summed_rows"),
+    (own_blocks_with(lambda full, b: full[b, :, 0, :]), "first_column"),
+    (own_blocks_with(lambda full, b: full[0, :, 0, :]), "repeated_slice"),
+    (own_blocks_rank_two, "rank_two_only"),
+    (lambda layer, x: (lambda tape, y: tape.jacobian(y, x))(*recorded(layer, x)),
+     "returned_full_jacobian"),
+    (lambda layer, x: own_blocks_by_gather(layer, x)[:2], "hard_coded_batch"),
+    (per_example_with(watch=False), "unwatched_constant"),
+    (own_blocks_transposed, "transposed"),
+    (lambda layer, x: -own_blocks_by_gather(layer, x), "sign_flipped"),
+    (lambda layer, x: tf.cast(own_blocks_by_gather(layer, x), tf.float32),
+     "float32_not_float64"),
 ])
-def test_diagonal_blocks_names_the_mistake(answer, mistake):
-    assert verdict(check.diagonal_blocks, answer) == (Status.WRONG, mistake)
+def test_true_batch_jacobian_names_the_mistake(answer, mistake):
+    rejected_as(check.true_batch_jacobian, answer, mistake)
 
 
-# 5.5 the Hessian --------------------------------------------------------------
+@pytest.mark.parametrize("typed", [3, 5])
+def test_true_batch_jacobian_names_a_typed_in_range_on_every_call(typed):
+    def typed_in(layer, x):
+        tape, y = recorded(layer, x)
+        full = tape.jacobian(y, x)
+        return tf.stack([tf.gather(full[b], b, axis=len(y.shape) - 1) for b in range(typed)])
 
-def hessian_with(inside=True, method="jacobian", zero=False):
+    for _ in range(3):  # fresh batch sizes each call: a typed-in range never passes
+        rejected_as(check.true_batch_jacobian, typed_in, "hard_coded_batch")
+
+
+# 5.5 per-example Hessians -------------------------------------------------------
+
+def hessians_with(inside=True, method="batch_jacobian", watch_outer=True, scale=None):
     def answer(f, x):
         with tf.GradientTape() as outer:
-            outer.watch(x)
+            if watch_outer:
+                outer.watch(x)
             with tf.GradientTape() as inner:
                 inner.watch(x)
-                y = f(x)
+                y = f(x) if scale is None else scale(f(x))
             if inside:
                 g = inner.gradient(y, x)
         if not inside:
             g = inner.gradient(y, x)
         if method == "gradient":
             return outer.gradient(g, x)
-        if zero:
-            return outer.jacobian(g, x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return outer.jacobian(g, x)
+        return getattr(outer, method)(g, x)
     return answer
 
 
-def first_gradient(f, x):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
+def hessians_one_example_at_a_time(f, x):
+    hessians = []
+    for b in range(x.shape[0]):
+        row = x[b:b + 1]
+        with tf.GradientTape() as outer:
+            outer.watch(row)
+            with tf.GradientTape() as inner:
+                inner.watch(row)
+                y = f(row)
+            g = inner.gradient(y, row)
+        hessians.append(outer.jacobian(g, row)[0, :, 0, :])
+    return tf.stack(hessians)
+
+
+def gradients_of(f, x):
+    tape, y = recorded(f, x)
     return tape.gradient(y, x)
 
 
-def test_hessian_reference():
-    assert verdict(check.hessian, hessian_with()) == (Status.CORRECT, None)
+def hessians_by_differences(f, x):
+    h = tf.constant(1e-5, x.dtype)
+    n = x.shape[1]
+    columns = [(gradients_of(f, x + h * e) - gradients_of(f, x - h * e)) / (2 * h)
+               for e in tf.unstack(tf.eye(n, dtype=x.dtype))]
+    return tf.stack(columns, axis=2)
+
+
+@pytest.mark.parametrize("answer", [hessians_with(), hessians_one_example_at_a_time])
+def test_per_example_hessians_accepts_nested_tapes(answer):
+    accepted(check.per_example_hessians, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
-    (hessian_with(inside=False), "inner_gradient_outside"),
-    (hessian_with(inside=False, zero=True), "inner_gradient_outside"),
-    (first_gradient, "returned_gradient"),
-    (hessian_with(method="gradient"), "gradient_of_gradient"),
-    (lambda f, x: tf.linalg.diag(tf.linalg.diag_part(hessian_with()(f, x))), "diagonal_only"),
-    (lambda f, x: first_gradient(f, x)[:, None] * first_gradient(f, x)[None, :],
+    (hessians_by_differences, "not_nested"),
+    (hessians_with(inside=False), "gradient_outside_tape"),
+    (hessians_with(watch_outer=False), "outer_not_watching"),
+    (hessians_with(method="jacobian"), "returned_full_jacobian"),
+    (gradients_of, "returned_gradient"),
+    (hessians_with(method="gradient"), "gradient_of_gradient"),
+    (lambda f, x: tf.linalg.diag(tf.linalg.diag_part(hessians_with()(f, x))), "diagonal_only"),
+    (lambda f, x: (lambda g: g[:, :, None] * g[:, None, :])(gradients_of(f, x)),
      "gradient_outer_product"),
-    (lambda f, x: hessian_with()(f, x) + 1.0, "other"),
-    (lambda f, x: hessian_with()(f, x).numpy(), "returned_numpy"),
-    (lambda f, x: tf.reshape(hessian_with()(f, x), (9,)), "wrong_shape"),
+    (hessians_with(scale=tf.reduce_mean), "mean_not_sum"),
+    (hessians_with(scale=lambda v: 2.0 * v), "scale_factor"),
+    (lambda f, x: tf.cast(hessians_with()(f, x), tf.float32), "float32_not_float64"),
 ])
-def test_hessian_names_the_mistake(answer, mistake):
-    assert verdict(check.hessian, answer) == (Status.WRONG, mistake)
+def test_per_example_hessians_names_the_mistake(answer, mistake):
+    rejected_as(check.per_example_hessians, answer, mistake)
 
 
-def test_hessian_none_hint_names_the_outer_block():
-    result = check.hessian.evaluate(hessian_with(inside=False))
-    assert "outer `with` block" in result.message
+def test_zeros_from_batch_jacobian_are_explained():
+    message = check.per_example_hessians.evaluate(hessians_with(inside=False)).message
+    assert "zeros, not None" in message and "outer" in message
 
 
-# 5.6 a JVP in forward mode -----------------------------------------------------
+# 5.6 a forward-mode Jacobian of any shape -------------------------------------
 
-def jvp_with(tangent=None, inside=True, primal=False):
-    def answer(f, x, v):
-        with tf.autodiff.ForwardAccumulator(primals=x,
-                                            tangents=v if tangent is None else tangent(v)) as acc:
-            if inside:
+def forward_with(axis=-1, tangent=None, dtype=True, inside=True, flat_only=False):
+    def answer(f, x):
+        size = x.shape[0] if flat_only else int(tf.size(x))
+        columns = []
+        for j in range(size):
+            e = tf.one_hot(j, size, dtype=x.dtype if dtype else tf.float32)
+            t = e if flat_only else tf.reshape(e, x.shape)
+            with tf.autodiff.ForwardAccumulator(x, t if tangent is None else tangent(x)) as acc:
+                if inside:
+                    y = f(x)
+            if not inside:
                 y = f(x)
-        if not inside:
-            y = f(x)
-        return y if primal else acc.jvp(y)
+            columns.append(acc.jvp(y))
+        return tf.reshape(tf.stack(columns, axis=axis), y.shape + x.shape)
     return answer
 
 
-def vjp_answer(f, x, v):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
-    return tape.gradient(y, x, output_gradients=v)
+def forward_by_unstacking_eye(f, x):
+    n = int(tf.size(x))
+    columns = []
+    for e in tf.unstack(tf.eye(n, dtype=x.dtype)):
+        with tf.autodiff.ForwardAccumulator(primals=x, tangents=tf.reshape(e, x.shape)) as acc:
+            y = f(x)
+        columns.append(tf.reshape(acc.jvp(y), [-1]))
+    return tf.reshape(tf.transpose(tf.stack(columns)), y.shape + x.shape)
 
 
-def full_jacobian(f, x, v):
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
+def reverse_mode_jacobian(f, x):
+    tape, y = recorded(f, x)
     return tape.jacobian(y, x)
 
 
-@pytest.mark.parametrize("answer", [
-    jvp_with(), lambda f, x, v: tf.linalg.matvec(full_jacobian(f, x, v), v)])
-def test_jvp_reference(answer):
-    assert verdict(check.jvp, answer) == (Status.CORRECT, None)
+def forward_by_differences(f, x):
+    h = tf.constant(1e-6, x.dtype)
+    n = int(tf.size(x))
+    columns = [(f(x + h * tf.reshape(e, x.shape)) - f(x - h * tf.reshape(e, x.shape))) / (2 * h)
+               for e in tf.unstack(tf.eye(n, dtype=x.dtype))]
+    return tf.reshape(tf.stack(columns, axis=-1), f(x).shape + x.shape)
+
+
+def source_first(f, x):
+    full = forward_with()(f, x)
+    y_rank = len(full.shape) - len(x.shape)
+    order = list(range(y_rank, len(full.shape))) + list(range(y_rank))
+    return tf.transpose(full, order)
+
+
+@pytest.mark.parametrize("answer", [forward_with(), forward_by_unstacking_eye])
+def test_forward_jacobian_accepts_forward_mode(answer):
+    accepted(check.forward_jacobian_any_shape, answer)
 
 
 @pytest.mark.parametrize("answer, mistake", [
-    (jvp_with(inside=False), "computed_outside"),
-    (full_jacobian, "returned_jacobian"),
-    (vjp_answer, "vjp_instead"),
-    (jvp_with(primal=True), "returned_primal"),
-    (jvp_with(tangent=tf.ones_like), "ignored_tangent"),
-    (jvp_with(tangent=lambda v: -v), "other"),
-    (lambda f, x, v: jvp_with()(f, x, v).numpy(), "returned_numpy"),
-    (lambda f, x, v: jvp_with()(f, x, v)[:2], "wrong_shape"),
+    (reverse_mode_jacobian, "not_forward_mode"),
+    (forward_by_differences, "not_forward_mode"),
+    (source_first, "source_shape_first"),
+    (forward_with(axis=0), "columns_misplaced"),
+    (forward_with(tangent=tf.ones_like), "tangent_of_ones"),
+    (forward_with(dtype=False), "one_hot_dtype"),
+    (forward_with(flat_only=True), "tangent_shape"),
+    (forward_with(inside=False), "computed_outside"),
+    (lambda f, x: -forward_with()(f, x), "sign_flipped"),
+    (lambda f, x: tf.cast(forward_with()(f, x), tf.float32), "float32_not_float64"),
+    (lambda f, x: forward_with()(f, x)[..., :1], "wrong_shape"),
 ])
-def test_jvp_names_the_mistake(answer, mistake):
-    assert verdict(check.jvp, answer) == (Status.WRONG, mistake)
+def test_forward_jacobian_names_the_mistake(answer, mistake):
+    rejected_as(check.forward_jacobian_any_shape, answer, mistake)
 
 
 # every exercise ------------------------------------------------------------------
 
 ALL_CHECKS = [check.swish_jacobian, check.jacobian_by_rows, check.per_example_jacobian,
-              check.diagonal_blocks, check.hessian, check.jvp]
-REFERENCES = {"5.1": swish_by_tape, "5.2": rows_reference, "5.3": per_example_with(),
-              "5.4": blocks_reference, "5.5": hessian_with(), "5.6": jvp_with()}
+              check.true_batch_jacobian, check.per_example_hessians,
+              check.forward_jacobian_any_shape]
 
 
 def test_exercise_numbers_are_in_order():
     assert [c.exercise for c in ALL_CHECKS] == ["5.1", "5.2", "5.3", "5.4", "5.5", "5.6"]
 
 
-@pytest.mark.parametrize("check_function", ALL_CHECKS, ids=lambda c: c.exercise)
-@pytest.mark.parametrize("returned", [
-    lambda: None, lambda: np.zeros((2, 2)), lambda: tf.zeros((7, 7, 7)), lambda: "text",
-    lambda: [tf.zeros(3)]])
-def test_bad_return_values_get_a_hint_not_a_traceback(check_function, returned):
-    result = check_function.evaluate(lambda *args: returned())
-    assert result.status is Status.WRONG
-    assert result.mistake not in (None, "unjudgeable")
-    assert len(result.message) > 20
+def test_probes_are_fresh_on_every_call():
+    """A function that returns what it saw the first time fails the second time."""
+    seen = {}
+
+    def memorised(x):
+        seen.setdefault(int(x.shape[0]), swish_by_hand(x))
+        return seen[int(x.shape[0])]
+
+    first = check.swish_jacobian.evaluate(memorised)
+    second = check.swish_jacobian.evaluate(memorised)
+    assert Status.WRONG in (first.status, second.status)
 
 
-@pytest.mark.parametrize("check_function", ALL_CHECKS, ids=lambda c: c.exercise)
-def test_verdicts_print_in_lessons_and_raise_only_in_strict_mode(check_function, monkeypatch,
-                                                                  capsys):
-    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "0")
-    check_function(stub)
-    assert "⏳ Exercise" in capsys.readouterr().out
-    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "1")
-    with pytest.raises(ExerciseNotSolved):
-        check_function(stub)
-    check_function(REFERENCES[check_function.exercise])
-    assert "✅ Exercise" in capsys.readouterr().out
+def test_every_lesson_specific_code_is_used_by_a_test():
+    import inspect
+    import sys
+
+    tests_source = inspect.getsource(sys.modules[__name__])
+    registry = inspect.getsource(check).split("mistakes.register(", 1)[1].split("})", 1)[0]
+    registered = [code for code in check.mistakes.all_codes() if f'"{code}"' in registry]
+    assert registered, "lesson 05 registers its own mistake codes"
+    unused = [code for code in registered if f'"{code}"' not in tests_source]
+    assert not unused, unused
