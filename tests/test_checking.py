@@ -465,3 +465,22 @@ def test_hints_agree_with_a_plural_subject():
     found = generic_mistake(np.array([-1.0, -2.0]), np.array([1.0, 2.0]),
                             what="your gradients for W")
     assert found[1].startswith("Your gradients for W have the right size")
+
+
+@pytest.mark.parametrize("where", ["after", "paused"])
+def test_a_target_made_outside_the_block_is_named(where):
+    def answer(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            if where == "paused":
+                with tape.stop_recording():
+                    y = x * x
+        if where == "after":
+            y = x * x
+        return tape.gradient(y, x)
+
+    value, log = observed_call(answer, X)
+    assert value is None
+    code, hint = why_none(log)
+    assert code == "computed_outside_tape"
+    assert ("stop_recording" in hint) == (where == "paused")

@@ -12,7 +12,11 @@ plumbing lives here, in one place:
   scale, sum vs mean, transpose, ...) and the example point of a fallback hint;
 * :mod:`.observing` and :mod:`.differentiating`: how the answer differentiated
   (tapes, ``output_gradients``, nesting, forward mode, custom gradients), the
-  methods an exercise demands, and the cause of a ``None`` gradient;
+  methods an exercise demands, and the cause of a ``None`` gradient from the
+  tapes' own record;
+* :mod:`.provenance`: for the lessons about missing gradients, the whole run
+  (every operation and NumPy conversion) and the check's own tape, which settle
+  whether a path exists and, if it is cut, what cut it;
 * :mod:`.probes`: boundary points plus points drawn fresh on every call.
 
 Checks compare with independent references (closed forms in float64, finite
@@ -36,6 +40,10 @@ from .judging import (
     explain_difference, generic_mistake, matches, tolerance_for, worst_point,
 )
 from .observing import MethodLog, observe
+from .provenance import (
+    Run, explain_missing, first_missing, raise_if_missing, raise_if_partly_cut,
+    raise_if_zeros_hide, run_answer,
+)
 from .probes import fresh_rng, points, signed, upstream
 from .verdicts import (
     NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
@@ -55,7 +63,9 @@ __all__ = [
     "observed_call_keeping_errors", "points", "raise_if_none", "record_answer",
     "require_by_hand", "require_callable", "require_custom_backward_ran",
     "require_custom_gradient", "require_forward_mode", "require_nested",
-    "require_output_gradients", "shape_hint", "signed", "strict_checks", "strict_mode", "time_limit",
+    "require_output_gradients", "Run", "explain_missing", "first_missing",
+    "raise_if_missing", "raise_if_partly_cut", "raise_if_zeros_hide", "run_answer",
+    "shape_hint", "signed", "strict_checks", "strict_mode", "time_limit",
     "tolerance_for", "trace", "upstream", "why_none", "worst_point",
 ]
 

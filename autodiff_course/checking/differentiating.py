@@ -236,6 +236,9 @@ NONE_HINTS = {
         "The gradient is None for {probe}: that variable was never watched (it has "
         "trainable=False, or the tape was created with "
         "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."),
+    "computed_outside_tape": (
+        "The gradient is None for {probe} because {what}. Compute everything between "
+        "the source and the result inside the `with` block, while the tape records."),
     "no_gradient": (
         "The gradient is None for {probe}: the tape found no recorded path from the "
         "result back to it. Is it watched, a float, used inside the `with` block, "
@@ -255,9 +258,10 @@ WHY_NO_GRADIENT = {
 }
 
 
-def none_hint(code: str, probe: str = "x", op: str = "an operation without a gradient") -> str:
+def none_hint(code: str, probe: str = "x", op: str = "an operation without a gradient",
+              what: str = "it was not recorded") -> str:
     why = WHY_NO_GRADIENT.get(op, "TensorFlow registers no gradient for it")
-    return NONE_HINTS[code].format(probe=probe, op=op, why=why)
+    return NONE_HINTS[code].format(probe=probe, op=op, why=why, what=what)
 
 
 def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None):
@@ -297,6 +301,10 @@ def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None)
             return "outer_not_watching", none_hint("outer_not_watching", probe)
     if not is_variable and not watched:
         return "unwatched_constant", none_hint("unwatched_constant", probe)
+    outside = _target_outside_block(call)
+    if outside:
+        return "computed_outside_tape", NONE_HINTS["computed_outside_tape"].format(
+            probe=probe, what=outside)
     if answer is not None and trace_specs is not None:
         traced = trace(answer, *trace_specs)
         if traced.numpy_detour:
@@ -307,6 +315,23 @@ def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None)
     if watched and not is_variable:
         return "watched_after_use", none_hint("watched_after_use", probe)
     return "no_gradient", none_hint("no_gradient", probe)
+
+
+def _target_outside_block(call) -> str:
+    """Why the target was not recorded, when its own id says it was made outside."""
+    tape, made = call.tape, getattr(call.target, "_id", None)
+    if made is None or tape.entered is None:
+        return ""
+    if any(start < made < end for start, end in tape.paused):
+        return ("the result was computed inside `with tape.stop_recording():`, where "
+                "the tape is paused")
+    if made < tape.entered:
+        return ("the result was computed before the tape's `with` block opened, where "
+                "nothing is recorded")
+    if tape.exited is not None and made > tape.exited:
+        return ("the result was computed after the tape's `with` block had closed, "
+                "where nothing is recorded")
+    return ""
 
 
 def raise_if_none(log: MethodLog, **context) -> None:

@@ -69,6 +69,12 @@ SHARED: dict[str, str] = {
     "numpy_detour": "the computation left TensorFlow through NumPy",
     "non_differentiable_op": "the path goes through an operation without a gradient",
     "zeros_hide_none": "unconnected_gradients=ZERO turned a None into zeros",
+    "variable_replaced": "a tf.Variable rebound to a new tensor or variable instead of "
+                         "updated in place",
+    "stateful_assign": "an assign inside the recorded computation cut the path",
+    "computed_outside_tape": "the target, or part of it, was computed outside the "
+                             "tape's with block",
+    "source_not_used": "the source never took part in computing the target",
     # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
     "forgot_upstream": "the backward rule ignores the upstream gradient",
     "grad_fn_raised": "the gradient function raised",

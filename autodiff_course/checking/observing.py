@@ -17,17 +17,18 @@ another method are not the exercise. Inside :func:`observe`, the check notes
 
 The instruments wrap TensorFlow's own classes while the block runs and are
 removed after it; tapes created outside the block (the check's own) are ignored.
+Times are read from TensorFlow's own id counter, which also numbers every eager
+tensor (``tensor._id``), so "was this result computed inside the tape's block?"
+is a comparison of two numbers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
-_clock = itertools.count()
 _active_logs: list = []
 _recording: list = []  # TapeInfo of observed tapes currently recording
 _originals: dict = {}
@@ -45,6 +46,7 @@ class TapeInfo:
     exited: int | None = None
     recording: bool = False
     internal: int = 0  # > 0 while jacobian() runs its own gradient calls
+    paused: list = field(default_factory=list)  # (start, end) of each stop_recording
 
     def was_watched(self, tensor) -> bool:
         return any(tensor is seen for seen, _ in self.watched)
@@ -65,6 +67,7 @@ class DifferentiationCall:
     output_gradients: bool
     unconnected_zero: bool
     recording_tapes: tuple  # other observed tapes recording at the time
+    target: object = None
     results: list | None = None
     error: BaseException | None = None
 
@@ -154,6 +157,12 @@ class MethodLog:
         return any(call.unconnected_zero for call in self.calls)
 
 
+def _clock() -> int:
+    from tensorflow.python.framework import ops
+
+    return ops.uid()
+
+
 def _from_tensorflow(depth: int = 2) -> bool:
     """True when the instrumented call comes from TensorFlow itself, not the answer.
 
@@ -190,6 +199,7 @@ def _install() -> None:
         (tape_class, "gradient"): tape_class.gradient,
         (tape_class, "jacobian"): tape_class.jacobian,
         (tape_class, "batch_jacobian"): tape_class.batch_jacobian,
+        (tape_class, "stop_recording"): tape_class.stop_recording,
         (accumulator_class, "__init__"): accumulator_class.__init__,
         (accumulator_class, "jvp"): accumulator_class.jvp,
         (record, "record_operation"): record.record_operation,
@@ -203,7 +213,7 @@ def _install() -> None:
     def init(self, persistent=False, watch_accessed_variables=True):
         original(tape_class, "__init__")(self, persistent, watch_accessed_variables)
         if _active_logs and not _from_tensorflow():
-            info = TapeInfo(bool(persistent), bool(watch_accessed_variables), next(_clock))
+            info = TapeInfo(bool(persistent), bool(watch_accessed_variables), _clock())
             self._course_observed = info
             for log in _active_logs:
                 log.tapes.append(info)
@@ -212,14 +222,14 @@ def _install() -> None:
         result = original(tape_class, "__enter__")(self)
         info = _info(self)
         if info is not None:
-            info.entered, info.recording = next(_clock), True
+            info.entered, info.recording = _clock(), True
             _recording.append(info)
         return result
 
     def exit(self, typ, value, traceback):
         info = _info(self)
         if info is not None:
-            info.exited, info.recording = next(_clock), False
+            info.exited, info.recording = _clock(), False
             if info in _recording:
                 _recording.remove(info)
         return original(tape_class, "__exit__")(self, typ, value, traceback)
@@ -227,7 +237,7 @@ def _install() -> None:
     def watch(self, tensor):
         info = _info(self)
         if info is not None:
-            time = next(_clock)
+            time = _clock()
             info.watched.extend((item, time) for item in tf.nest.flatten(tensor))
         return original(tape_class, "watch")(self, tensor)
 
@@ -241,12 +251,13 @@ def _install() -> None:
             arguments = dict(zip(_ARGUMENT_NAMES[kind], args), **kwargs)
             unconnected = arguments.get("unconnected_gradients")
             call = DifferentiationCall(
-                kind=kind, tape=info, time=next(_clock),
+                kind=kind, tape=info, time=_clock(),
                 target_is_numpy=_is_numpy(target),
                 sources=tf.nest.flatten(sources),
                 output_gradients=arguments.get("output_gradients") is not None,
                 unconnected_zero=unconnected in (tf.UnconnectedGradients.ZERO, "zero"),
                 recording_tapes=tuple(t for t in _recording if t is not info),
+                target=target,
             )
             for log in _active_logs:
                 log.calls.append(call)
@@ -263,10 +274,19 @@ def _install() -> None:
 
         return run
 
+    @contextlib.contextmanager
+    def stop_recording(self):
+        info = _info(self)
+        started = _clock()
+        with original(tape_class, "stop_recording")(self):
+            yield
+        if info is not None:
+            info.paused.append((started, _clock()))
+
     def accumulator_init(self, primals, tangents):
         original(accumulator_class, "__init__")(self, primals, tangents)
         if _active_logs:
-            info = ForwardAccumulatorInfo(next(_clock))
+            info = ForwardAccumulatorInfo(_clock())
             self._course_observed = info
             for log in _active_logs:
                 log.accumulators.append(info)
@@ -299,6 +319,7 @@ def _install() -> None:
     tape_class.watch = watch
     for kind in ("gradient", "jacobian", "batch_jacobian"):
         setattr(tape_class, kind, differentiation(kind))
+    tape_class.stop_recording = stop_recording
     accumulator_class.__init__ = accumulator_init
     accumulator_class.jvp = jvp
     record.record_operation = record_operation

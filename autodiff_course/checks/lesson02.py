@@ -6,11 +6,11 @@ TensorFlow code the exercises ask for. Every call of a check draws fresh probes
 run, or typed in, fail.
 
 **Explaining a None from what happened.** Exercises 2.2 to 2.4 fix the lesson's
-catalogue of ``None`` gradients, and their checks name the cause still present.
-The answer runs on a persistent tape of the check's own that watches every input
-from the start, while :func:`~autodiff_course.checking.observe` notes the
-learner's tapes (under any alias, ``tf.autodiff.GradientTape`` included), and
-this module notes in the same run, on TensorFlow's single id counter:
+catalogue of ``None`` gradients, and their checks name the cause still present,
+using :mod:`autodiff_course.checking.provenance`. The answer runs on a persistent
+tape of the check's own that watches every input from the start, while the
+framework notes the learner's tapes (under any alias, ``tf.autodiff.GradientTape``
+included) and, in the same run, on TensorFlow's single id counter:
 
 * every eager operation that ran (name, input and output tensors), so it knows
   when the source was first used, which ``assign`` wrote which value into which
@@ -34,25 +34,19 @@ values and the variables' final state.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..checking import (
-    FLOAT32, FLOAT64, Wrong, as_values, call_answer, describe_difference,
-    diagnose_mistake, exercise, explain_difference, generic_mistake,
-    fresh_rng, matches, mistakes, none_hint, observe, signed, why_none,
+    FLOAT32, FLOAT64, Run, Wrong, as_values, describe_difference,
+    diagnose_mistake, exercise, explain_difference, first_missing, fresh_rng,
+    generic_mistake, matches, mistakes, raise_if_missing, raise_if_partly_cut,
+    raise_if_zeros_hide, run_answer, signed,
 )
+from ..checking.provenance import hint as cause_hint
 
 mistakes.register({
-    "variable_replaced": "a tf.Variable rebound to a new tensor or variable instead of "
-                         "updated in place",
-    "stateful_assign": "an assign inside the recorded computation cut the path",
-    "computed_outside_tape": "the target, or part of it, was computed outside the "
-                             "tape's with block",
-    "source_not_used": "the source never took part in computing the target",
     "no_tape": "no tf.GradientTape where the exercise asks for one",
     "ignored_function": "the lesson's example formula instead of the function passed in",
     "wrong_keys": "a dict whose keys are not those of params",
@@ -95,512 +89,20 @@ CATALOGUE = {
     "no_gradient": "No recorded path",
 }
 
-HINTS = {
-    "variable_replaced": (
-        "`w = w - ...` (or tf.Variable(...) made anew) gives the name a new object: "
-        "the variable you were given never changes, and a plain tensor is not "
-        "watched by the next tape, so its gradient is None. Update the variable in "
-        "place with w.assign_sub(...)."),
-    "stateful_assign": (
-        "The gradient is None for {probe} because its value was written into a "
-        "variable (assign, assign_add, or a new tf.Variable(...)), and the result read "
-        "that variable afterwards: "
-        "the tape records reads of a variable, not where its value came from. "
-        "Compute the new value as an ordinary tensor, use that tensor, and assign "
-        "it to the variable after the tape."),
-    "computed_outside_tape": (
-        "The gradient is None for {probe} because {what}. Compute everything between "
-        "the source and the result inside the `with` block, while the tape records."),
-    "non_differentiable_op": (
-        "The gradient is None for {probe} because the path from it to the result goes "
-        "through {op}. Take that operation off the path (or decide which derivative "
-        "you want there)."),
-    "source_not_used": (
-        "The gradient is None for {probe}: it never took part in computing the "
-        "result, so there is no path to it. Is it missing from the formula?"),
-}
-
-_FLAT = ", which TensorFlow gives no gradient (it is flat almost everywhere)"
-FLAT_OPS = {"Round": "tf.round" + _FLAT, "Rint": "tf.math.rint" + _FLAT,
-            "Floor": "tf.floor" + _FLAT, "Ceil": "tf.math.ceil" + _FLAT,
-            "Sign": "tf.sign, whose derivative is 0"}
-INTEGER_OPS = {
-    "ArgMax": "tf.argmax, whose result is an integer index with nothing to differentiate",
-    "ArgMin": "tf.argmin, whose result is an integer index with nothing to differentiate",
-    "Cast": "a tf.cast to an integer dtype, which drops the fractional part and the "
-            "gradient with it"}
-STOP_GRADIENT = "tf.stop_gradient, which blocks the gradient on purpose"
-ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-
-
 def _named(code: str, text: str) -> str:
     """Prefix a hint with the lesson's name for its cause."""
     return f"{CATALOGUE[code]}. {text}" if code in CATALOGUE else text
 
 
 def _hint(code: str, probe: str = "x", **details) -> str:
-    if code in HINTS:
-        return _named(code, HINTS[code].format(probe=probe, **details))
-    return _named(code, none_hint(code, probe, details.get("op", "an operation "
-                                                            "without a gradient")))
+    return _named(code, cause_hint(code, probe, **details))
 
 
-# ---------------------------------------------------------------------------
-# Seeing what happened: operations, conversions, tape events, targets
-# ---------------------------------------------------------------------------
+def _run(answer, *args, name: str | None = None) -> Run:
+    return run_answer(answer, *args, name=name, name_cause=_named)
 
-@dataclass
-class _TapeEvents:
-    entered: int | None = None
-    exited: int | None = None
-    watches: list = field(default_factory=list)  # (tensor, uid)
-    paused: list = field(default_factory=list)  # (start uid, end uid) of stop_recording
 
-
-@dataclass
-class _Operation:
-    time: int
-    name: str
-    inputs: list
-    outputs: list
-
-
-class _Seen:
-    """What the answer did, in the order it happened (TensorFlow's id counter)."""
-
-    def __init__(self, tape):
-        self.tape = tape  # the check's own persistent tape
-        self.operations: list[_Operation] = []
-        self.conversions: list = []  # (uid, tensor)
-        self.tapes: dict = {}  # id(TapeInfo) -> (TapeInfo, _TapeEvents)
-        self.targets: dict = {}  # id(DifferentiationCall) -> target
-        self._connected: dict = {}
-
-    def events(self, info) -> _TapeEvents:
-        if id(info) not in self.tapes:
-            self.tapes[id(info)] = (info, _TapeEvents())
-        return self.tapes[id(info)][1]
-
-    # -- questions about the run -------------------------------------------
-    def connected(self, target, source) -> bool:
-        """The check's tape, which watched everything from the start, finds a path."""
-        key = (id(target), id(source))
-        if key not in self._connected:
-            import tensorflow as tf
-
-            found = False
-            if isinstance(target, (tf.Tensor, tf.Variable)) and target.dtype.is_floating:
-                try:
-                    found = self.tape.gradient(target, source) is not None
-                except Exception:  # noqa: BLE001 - no path we can show
-                    found = False
-            self._connected[key] = found
-        return self._connected[key]
-
-    def check_gradient(self, target, source):
-        try:
-            return self.tape.gradient(target, source)
-        except Exception:  # noqa: BLE001
-            return None
-
-    def uses_of(self, source) -> list[int]:
-        """Times of the operations that read ``source`` directly."""
-        handle = getattr(source, "handle", None)
-        return [op.time for op in self.operations
-                if any(t is source or (handle is not None and t is handle)
-                       for t in op.inputs)]
-
-    def reads_of(self, variable, handle=None) -> list[_Operation]:
-        """Operations that read ``variable`` (TensorFlow's fast path reads a variable
-        passed to an operation itself, without a ReadVariableOp), or its ``handle``."""
-        handle = handle if handle is not None else getattr(variable, "handle", None)
-        return [op for op in self.operations
-                if any(t is variable for t in op.inputs)
-                or (op.name == "ReadVariableOp" and op.inputs and op.inputs[0] is handle)]
-
-    def variable_of(self, handle):
-        for op in self.operations:
-            for t in op.inputs:
-                if getattr(t, "handle", None) is handle:
-                    return t
-        return None
-
-    def cut_by(self, target, source, *, inside=None):
-        """``(code, detail)`` for what cut the path from ``source`` to ``target``.
-
-        ``inside`` (a tape's entry and exit times) is given when only part of a
-        gradient is missing: the evidence that cannot be linked to the target (integer
-        results, NumPy conversions) must then come from that block, and assigns are
-        left out (a training loop's assign between steps is meant to cut the path).
-        """
-        import tensorflow as tf
-
-        def in_block(time):
-            if inside is None:
-                return True
-            entered, exited = inside
-            return entered is not None and time > entered and (exited is None
-                                                               or time < exited)
-
-        def fed_by_source(op):
-            return any(t is source or (isinstance(t, tf.Tensor) and t.dtype.is_floating
-                                       and self.connected(t, source)) for t in op.inputs)
-
-        for op in self.operations:  # an assign whose value came from the source
-            if op.name in ASSIGN_OPS and len(op.inputs) >= 2 and inside is None \
-                    and self.connected(op.inputs[1], source):
-                handle = op.inputs[0]
-                variable = self.variable_of(handle) if isinstance(handle, tf.Tensor) \
-                    else handle
-                reads = self.reads_of(variable, handle)
-                later_reads = [read for read in reads
-                               if read.time > op.time and read.outputs]
-                if any(self.connected(target, read.outputs[0]) for read in later_reads):
-                    return "stateful_assign", None
-        for op in self.operations:  # an operation without a gradient on the path
-            if not op.inputs or not op.outputs:
-                continue
-            output = op.outputs[0]
-            if op.name in FLAT_OPS:
-                if fed_by_source(op) and self.connected(target, output):
-                    return "non_differentiable_op", FLAT_OPS[op.name]
-            elif op.name in INTEGER_OPS:
-                if not output.dtype.is_floating and in_block(op.time) and fed_by_source(op):
-                    return "non_differentiable_op", INTEGER_OPS[op.name]
-            elif op.name == "StopGradient":
-                if in_block(op.time) and fed_by_source(op):
-                    return "non_differentiable_op", STOP_GRADIENT
-        for time, tensor in self.conversions:  # a detour through NumPy
-            if in_block(time) and (tensor is source or (
-                    tensor.dtype.is_floating and self.connected(tensor, source))):
-                return "numpy_detour", None
-        return None
-
-
-@contextlib.contextmanager
-def _instruments(log, seen: _Seen):
-    """Note operations, NumPy conversions, tape events and targets in the block.
-
-    Installed inside :func:`observe` (so the tape methods wrapped here are the
-    framework's instruments) and removed before it ends.
-    """
-    from tensorflow.python import pywrap_tfe
-    from tensorflow.python.eager import backprop, execute
-    from tensorflow.python.framework import ops
-
-    tensor_base = ops._EagerTensorBase
-    tape_class = backprop.GradientTape
-    saved = {
-        (pywrap_tfe, "TFE_Py_FastPathExecute"): pywrap_tfe.TFE_Py_FastPathExecute,
-        (execute, "execute"): execute.execute,
-        (tensor_base, "numpy"): tensor_base.numpy,
-        (tensor_base, "__array__"): tensor_base.__array__,
-        (tensor_base, "__float__"): tensor_base.__float__,
-        (tensor_base, "__int__"): tensor_base.__int__,
-        (tape_class, "__enter__"): tape_class.__enter__,
-        (tape_class, "__exit__"): tape_class.__exit__,
-        (tape_class, "watch"): tape_class.watch,
-        (tape_class, "gradient"): tape_class.gradient,
-        (tape_class, "stop_recording"): tape_class.stop_recording,
-    }
-
-    def tensors(values) -> list:
-        found = []
-        for value in values:
-            if isinstance(value, kinds):
-                found.append(value)
-            elif isinstance(value, (list, tuple)):
-                found.extend(item for item in value if isinstance(item, kinds))
-        return found
-
-    from tensorflow.python.ops import resource_variable_ops
-
-    kinds = (ops.EagerTensor, resource_variable_ops.BaseResourceVariable)
-
-    def note(name, inputs, result):
-        outputs = tensors(result if isinstance(result, (list, tuple)) else [result])
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        seen.operations.append(_Operation(ops.uid(), name, tensors(inputs), outputs))
-
-    fast_path = saved[(pywrap_tfe, "TFE_Py_FastPathExecute")]
-
-    def fast_path_execute(ctx, op_name, name, *args):
-        result = fast_path(ctx, op_name, name, *args)
-        note(op_name, args, result)
-        return result
-
-    slow_path = saved[(execute, "execute")]
-
-    def slow_execute(op_name, num_outputs, inputs, attrs, ctx, name=None):
-        result = slow_path(op_name, num_outputs, inputs, attrs, ctx, name)
-        note(op_name, inputs, result)
-        return result
-
-    def conversion(method):
-        original = saved[(tensor_base, method)]
-
-        def convert(self, *args, **kwargs):
-            seen.conversions.append((ops.uid(), self))
-            return original(self, *args, **kwargs)
-
-        return convert
-
-    def enter(self):
-        result = saved[(tape_class, "__enter__")](self)
-        info = getattr(self, "_course_observed", None)
-        if info is not None:
-            seen.events(info).entered = ops.uid()
-        return result
-
-    def exit_(self, *args):
-        info = getattr(self, "_course_observed", None)
-        if info is not None:
-            seen.events(info).exited = ops.uid()
-        return saved[(tape_class, "__exit__")](self, *args)
-
-    def watch(self, tensor):
-        info = getattr(self, "_course_observed", None)
-        if info is not None:
-            import tensorflow as tf
-
-            time = ops.uid()
-            seen.events(info).watches.extend(
-                (item, time) for item in tf.nest.flatten(tensor))
-        return saved[(tape_class, "watch")](self, tensor)
-
-    def gradient(self, target, sources, *args, **kwargs):
-        before = len(log.calls)
-        try:
-            return saved[(tape_class, "gradient")](self, target, sources, *args, **kwargs)
-        finally:
-            if len(log.calls) > before:
-                seen.targets[id(log.calls[before])] = target
-
-    @contextlib.contextmanager
-    def stop_recording(self):
-        info = getattr(self, "_course_observed", None)
-        started = ops.uid()
-        with saved[(tape_class, "stop_recording")](self):
-            yield
-        if info is not None:
-            seen.events(info).paused.append((started, ops.uid()))
-
-    pywrap_tfe.TFE_Py_FastPathExecute = fast_path_execute
-    execute.execute = slow_execute
-    for method in ("numpy", "__array__", "__float__", "__int__"):
-        setattr(tensor_base, method, conversion(method))
-    tape_class.__enter__ = enter
-    tape_class.__exit__ = exit_
-    tape_class.watch = watch
-    tape_class.gradient = gradient
-    tape_class.stop_recording = stop_recording
-    try:
-        yield
-    finally:
-        for (owner, name), value in saved.items():
-            setattr(owner, name, value)
-
-
-@dataclass
-class _Run:
-    value: object
-    raised: Wrong | None
-    log: object
-    seen: _Seen
-
-
-def _watchable(values) -> list:
-    import tensorflow as tf
-
-    return [value for value in tf.nest.flatten(values)
-            if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype.is_floating]
-
-
-def _run(answer, *args, name: str | None = None) -> _Run:
-    """Call the answer on the check's own tape, watching how it differentiates.
-
-    Like :func:`~autodiff_course.checking.observed_call_keeping_errors`, an
-    exception raised by the answer comes back as ``raised`` so that what happened
-    before it can explain it.
-    """
-    import tensorflow as tf
-
-    check_tape = tf.GradientTape(persistent=True)  # created outside observe(): not observed
-    seen = _Seen(check_tape)
-    raised = value = None
-    with check_tape:
-        for tensor in _watchable(args):
-            check_tape.watch(tensor)
-        with observe() as log:
-            with _instruments(log, seen):
-                try:
-                    value = call_answer(answer, *args, name=name)
-                except Wrong as wrong:
-                    if wrong.mistake != "raised":
-                        raise
-                    raised = wrong
-    return _Run(value, raised, log, seen)
-
-
-# ---------------------------------------------------------------------------
-# Naming the cause of a None (or of zeros that hide one)
-# ---------------------------------------------------------------------------
-
-def _is_zero(value) -> bool:
-    try:
-        return value is not None and not np.any(np.asarray(value) != 0.0)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _first_missing(log, *, hidden: bool = False):
-    """``(call, source, hidden)``: the first None; with ``hidden``, else the first
-    zeros that unconnected_gradients=ZERO may have put in place of one."""
-    found = log.first_none()
-    if found is not None:
-        return found[0], found[1], False
-    if hidden:
-        for call in log.calls:
-            if call.unconnected_zero and call.results:
-                for source, result in zip(call.sources, call.results):
-                    if _is_zero(result):
-                        return call, source, True
-    return None
-
-
-def _explain(run: _Run, call, source, *, probe: str = "x", originals=()):
-    """``(code, hint)`` naming why ``call`` found no path to ``source``."""
-    import tensorflow as tf
-
-    seen, log = run.seen, run.log
-    if call.target_is_numpy:
-        return "numpy_detour", _named("numpy_detour", (
-            "Your result is a NumPy (or Python) number, not a tensor: it has left "
-            "TensorFlow, so tape.gradient cannot start from it (it raises an "
-            "AttributeError about `_id`). Compute it with TensorFlow ops, e.g. "
-            "tf.reduce_mean."))
-    dtype = getattr(source, "dtype", None)
-    if dtype is not None and not (dtype.is_floating or dtype.is_complex):
-        return "integer_dtype", _hint("integer_dtype", probe)
-    is_variable = isinstance(source, tf.Variable)
-    info = call.tape
-    events = seen.events(info)
-    watched = any(item is source for item, _ in events.watches) or info.was_watched(source)
-    if originals and not watched and not any(source is v for v in originals) \
-            and any(seen.connected(source, v) for v in originals):
-        return "variable_replaced", _hint("variable_replaced", probe)
-    # What the tape could not see at all (why_none reads it from the tape's log).
-    if not watched:
-        explained = why_none(_OneCall(call, source), probe=probe)
-        if explained is not None and explained[0] in ("unwatched_variable",
-                                                      "unwatched_constant"):
-            return explained[0], _named(explained[0], explained[1])
-    target = seen.targets.get(id(call))
-    if target is None:
-        return "no_gradient", _hint("no_gradient", probe)
-    if is_variable and not seen.reads_of(source):
-        return "source_not_used", _hint("source_not_used", probe)
-    if seen.connected(target, source):
-        return _not_recorded(seen, events, target, source, probe)
-    cut = seen.cut_by(target, source)
-    if cut is not None:
-        code, op = cut
-        return code, _hint(code, probe, op=op or "")
-    return "no_gradient", _hint("no_gradient", probe)
-
-
-class _OneCall:
-    """A method log holding one call, for :func:`why_none`."""
-
-    def __init__(self, call, source):
-        self.calls = [call]
-        self._found = (call, source)
-
-    def first_none(self):
-        return self._found
-
-
-def _not_recorded(seen: _Seen, events: _TapeEvents, target, source, probe: str):
-    """The path exists, yet the learner's tape did not record it: say which part."""
-    entered, exited = events.entered, events.exited
-    target_time = getattr(target, "_id", None)
-    if target_time is not None and any(start < target_time < end
-                                       for start, end in events.paused):
-        return "computed_outside_tape", _hint(
-            "computed_outside_tape", probe,
-            what="the result was computed inside `with tape.stop_recording():`, where "
-                 "the tape is paused")
-    if entered is not None and target_time is not None and (
-            target_time < entered or (exited is not None and target_time > exited)):
-        return "computed_outside_tape", _hint(
-            "computed_outside_tape", probe,
-            what=("the result was computed before the tape's `with` block opened, "
-                  "where nothing is recorded" if target_time < entered else
-                  "the result was computed after the tape's `with` block had closed, "
-                  "where nothing is recorded"))
-    uses = seen.uses_of(source)
-    watch_times = [time for item, time in events.watches if item is source]
-    if watch_times and entered is not None and any(
-            entered <= use < min(watch_times) for use in uses):
-        return "watched_after_use", _hint("watched_after_use", probe)
-    if entered is not None and any(use < entered for use in uses):
-        return "computed_outside_tape", _hint(
-            "computed_outside_tape", probe,
-            what="part of the result was computed before the tape's `with` block "
-                 "opened, where nothing is recorded")
-    return "no_gradient", _hint("no_gradient", probe)
-
-
-def _raise_if_missing(run: _Run, *, probe: str = "x", originals=(), prefix: str = "",
-                      hidden: bool = False):
-    """Raise the named cause of the first None gradient (with ``hidden``, of zeros
-    from unconnected_gradients=ZERO too: only for an answer already found wrong)."""
-    found = _first_missing(run.log, hidden=hidden)
-    if found is None:
-        return
-    call, source, hidden = found
-    code, hint = _explain(run, call, source, probe=probe, originals=originals)
-    if hidden:
-        raise Wrong(prefix + _named("zeros_hide_none", (
-            "Your gradient is zeros because unconnected_gradients="
-            "tf.UnconnectedGradients.ZERO turned a None into zeros: it hides the "
-            "cause, it does not connect the tape. The None itself: ")) + hint,
-            "zeros_hide_none")
-    raise Wrong(prefix + hint, code)
-
-
-def _raise_if_partly_cut(run: _Run, *, probe: str = "x", prefix: str = "",
-                         strong: bool = True):
-    """A wrong, non-None gradient: part of the path unrecorded or cut, if that happened.
-
-    ``strong`` evidence is linked to the result: the check's tape differentiates the
-    learner's target differently, or an operation without a gradient feeds it. The
-    rest (integer results, NumPy conversions inside the block) is only looked at after
-    the generic numerical patterns have found nothing (``strong=False``).
-    """
-    seen = run.seen
-    for call in run.log.calls:
-        target = seen.targets.get(id(call))
-        if target is None or not call.results:
-            continue
-        for source, result in zip(call.sources, call.results):
-            if result is None:
-                continue
-            events = seen.events(call.tape)
-            if strong:
-                full = seen.check_gradient(target, source)
-                if full is not None and not _close(result, full):
-                    code, hint = _not_recorded(seen, events, target, source, probe)
-                    if code != "no_gradient":
-                        raise Wrong(prefix + _partly(hint), code)
-            cut = seen.cut_by(target, source, inside=(events.entered, events.exited))
-            if cut is not None and (cut[1] is not None and cut[1] in FLAT_OPS.values()) \
-                    == strong:
-                code, op = cut
-                raise Wrong(prefix + _partly(_hint(code, probe, op=op or "")), code)
-
-
-def _raise_generic_then_weak(run: _Run, got, expected, *, label: str, probe: str,
+def _raise_generic_then_weak(run: Run, got, expected, *, label: str, probe: str,
                              prefix: str, batch=None, what: str, at=None,
                              tolerance: dict) -> None:
     """A generic numerical pattern that fits exactly, else weaker evidence of a cut."""
@@ -609,7 +111,7 @@ def _raise_generic_then_weak(run: _Run, got, expected, *, label: str, probe: str
         code, hint = found
         raise _labelled(label, Wrong(
             f"{hint} {describe_difference(got, expected, at, **tolerance)}", code))
-    _raise_if_partly_cut(run, probe=probe, prefix=prefix, strong=False)
+    raise_if_partly_cut(run, probe=probe, prefix=prefix, strong=False)
 
 
 def _labelled(label: str, wrong: Wrong) -> Wrong:
@@ -621,17 +123,12 @@ def _labelled(label: str, wrong: Wrong) -> Wrong:
                  wrong.mistake)
 
 
-def _raise_if_float32_inside(run: _Run, got, expected, dtype, label: str) -> None:
+def _raise_if_float32_inside(run: Run, got, expected, dtype, label: str) -> None:
     """float64 in and out, but float32's precision: say so when a float32 step ran."""
     if getattr(dtype, "name", "") != "float64" or not matches(
             got, expected, rtol=1e-4, atol=FLOAT32.atol):
         return
-    narrowed = any(
-        any(getattr(t, "dtype", None) is not None and t.dtype.name == "float64"
-            for t in op.inputs)
-        and any(t.dtype.name == "float32" for t in op.outputs)
-        for op in run.seen.operations)
-    if narrowed:
+    if run.provenance.narrowed_to_float32():
         raise Wrong(f"{label}: your result is float64, but only as precise as float32: "
                     "part of the computation ran in float32 (a tf.cast(..., tf.float32), "
                     "or a constant made with dtype=tf.float32, converted back "
@@ -639,7 +136,7 @@ def _raise_if_float32_inside(run: _Run, got, expected, dtype, label: str) -> Non
                     "float32_not_float64")
 
 
-def _raise_if_other_source(run: _Run, sources, label: str, wanted: str) -> None:
+def _raise_if_other_source(run: Run, sources, label: str, wanted: str) -> None:
     """The answer's tapes were asked about other tensors than the exercise's sources."""
     sources = list(sources)
     asked = [s for call in run.log.calls for s in call.sources]
@@ -657,29 +154,6 @@ def _raise_if_other_source(run: _Run, sources, label: str, wanted: str) -> None:
         raise Wrong(f"{label}: your tape.gradient calls asked for the gradient with "
                     f"respect to {shown or 'other tensors'}, never with respect to "
                     f"{wanted}.", "other_source")
-
-
-def _raise_if_zeros_hide(run: _Run, value, **context) -> None:
-    """Zeros of any dtype from unconnected_gradients=ZERO: name the None behind them."""
-    import tensorflow as tf
-
-    if isinstance(value, (tf.Tensor, tf.Variable)) and _is_zero(value.numpy()) \
-            and run.log.used_zero_option:
-        _raise_if_missing(run, hidden=True, **context)
-
-
-def _partly(hint: str) -> str:
-    return (hint.replace("The gradient is None for", "Part of the gradient is missing for")
-                .replace("The gradient is None", "Part of the gradient is missing")
-                .replace("its gradient is None", "part of its gradient is missing"))
-
-
-def _close(a, b) -> bool:
-    try:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-12))
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def _tolerance(dtype) -> dict:
@@ -776,7 +250,7 @@ def parameter_gradients(answer):
                         "sources.", "wrong_keys")
         for key in ("w", "b"):
             if value[key] is None:
-                _raise_if_missing(run, probe=f"params['{key}']")
+                raise_if_missing(run, probe=f"params['{key}']")
                 raise Wrong(f"The gradient for '{key}' is None: the tape saw no path "
                             f"from the loss to params['{key}'].", "no_gradient")
         got_w, got_b = (
@@ -844,12 +318,12 @@ def parameter_gradients(answer):
             f"({n}, {n}) table: a (n, 1) column met a (n,) vector, so every prediction "
             "was compared with every target. Keep predictions and y both of shape (n,).",
             np.append(2 * x.T @ centred / n, 2 * centred.sum() / n)))
-        _raise_if_missing(run, probe="params", hidden=True)
+        raise_if_missing(run, probe="params", hidden=True)
         _raise_if_float32_inside(run, got, expected, dtype, label)
         diagnose_mistake(got, known, **tolerance)
         _raise_if_other_source(run, params.values(), label,
                                "the variables in params: tape.gradient(loss, params)")
-        _raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
+        raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
         right_w = matches(got_w, expected[:k], **tolerance)
         right_b = matches(got_b, expected[k], **tolerance)
         if right_w != right_b:
@@ -942,22 +416,20 @@ def derivative(answer):
     f(x) itself; the lesson's example formula; the second derivative; a
     partly cut path; finite differences; then the generic patterns.
     """
-    import tensorflow as tf
-
     rng = fresh_rng("2.2")
     f, value_of, slope_of, curvature_of, _ = _test_function(rng)
     for description, x, dtype in _kinds_of_x(rng):
         label = f"`{getattr(answer, '__name__', 'your function')}` called with {description}"
         run = _run(answer, f, x, name=label)
         where = f"For {description}: "
-        _raise_if_missing(run, prefix=where)
+        raise_if_missing(run, prefix=where)
         if run.raised is not None:
             extra = (" Convert an integer x to float32 with tf.cast before f sees it."
                      if x.dtype.is_integer else "")
             ending = "" if run.raised.hint.endswith((".", "!", "?")) else "."
             raise Wrong(run.raised.hint + ending + extra, "raised")
         result = run.value
-        _raise_if_zeros_hide(run, result, prefix=where)
+        raise_if_zeros_hide(run, result, prefix=where)
         _float32_for_float64(f"{where}your result", result, dtype,
                              "convert only integer inputs (`if x.dtype.is_integer:`), "
                              "so that a float x keeps its dtype.")
@@ -1002,9 +474,9 @@ def derivative(answer):
              "inputs as they are.", slope_of(np.round(points))),
         ]
         _raise_if_float32_inside(run, got, expected, dtype, where[:-2])
-        _raise_if_missing(run, prefix=where, hidden=True)
+        raise_if_missing(run, prefix=where, hidden=True)
         diagnose_mistake(got, known, **tolerance)
-        _raise_if_partly_cut(run, prefix=where)
+        raise_if_partly_cut(run, prefix=where)
         _raise_generic_then_weak(run, got, expected, label=where[:-2], probe="x",
                                  prefix=where, batch=points.size, at=points,
                                  what="your derivative", tolerance=tolerance)
@@ -1102,14 +574,14 @@ def train(answer):
         run = _run(answer, params, tf.constant(x, dtype), tf.constant(y, dtype),
                    steps, rate)
         label = f"With {n} rows, {k} features, {steps} steps in {dtype.name}"
-        def step_of_first_missing(hidden=False):
-            found = _first_missing(run.log, hidden=hidden)
+        def step_offirst_missing(hidden=False):
+            found = first_missing(run.log, hidden=hidden)
             step = 1 + next((i for i, call in enumerate(run.log.calls)
                              if found and call is found[0]), 0)
             return f"{label}, step {step}: "
 
-        _raise_if_missing(run, probe="params", originals=originals,
-                          prefix=step_of_first_missing())
+        raise_if_missing(run, probe="params", originals=originals,
+                          prefix=step_offirst_missing())
         if run.raised is not None:
             raise run.raised
         got = _losses(run.value, steps, dtype, label)
@@ -1165,8 +637,8 @@ def train(answer):
              "return the loss the step computed its gradient from (before updating).",
              _train_reference(x, y, w0, b0, steps, rate, after=True)[0]),
         ]
-        _raise_if_missing(run, probe="params", originals=originals, hidden=True,
-                          prefix=step_of_first_missing(hidden=True))
+        raise_if_missing(run, probe="params", originals=originals, hidden=True,
+                          prefix=step_offirst_missing(hidden=True))
         if unchanged and run.log.calls and not matches(got, np.full(steps, expected[0]),
                                                        **tolerance):
             sources = [s for call in run.log.calls for s in call.sources]
@@ -1174,7 +646,7 @@ def train(answer):
                 raise Wrong(_hint("variable_replaced", "params"), "variable_replaced")
         _raise_if_float32_inside(run, got, expected, dtype, label)
         diagnose_mistake(got, known, **tolerance)
-        _raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
+        raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
         if matches(got[:1], expected[:1], **tolerance):
             raise Wrong(f"{label}: your first loss is right, so the loss is; the losses "
                         f"after it are not ({_show(got[1:])} instead of "
@@ -1231,7 +703,7 @@ def update_and_differentiate(answer):
         kind = "a tf.Variable" if x_is_variable else "a plain tensor"
         label = f"With {dtype.name} values of length {m}, x {kind} and decay = {decay:g}"
         run = _run(answer, average, x, decay)
-        _raise_if_missing(run, probe="x", prefix=f"{label}: ")
+        raise_if_missing(run, probe="x", prefix=f"{label}: ")
         if run.raised is not None:
             hint = run.raised.hint
             if dtype == tf.float64 and "float" in hint and ("double" in hint or
@@ -1239,7 +711,7 @@ def update_and_differentiate(answer):
                 hint += (" A float32 constant met float64 values: use decay as the "
                          "Python number it is, or build constants with dtype=x.dtype.")
             raise Wrong(hint, "raised")
-        _raise_if_zeros_hide(run, run.value, probe="x", prefix=f"{label}: ")
+        raise_if_zeros_hide(run, run.value, probe="x", prefix=f"{label}: ")
         _float32_for_float64(f"{label}: your gradient", run.value, dtype,
                              "a float32 constant or cast lost half the digits. Use decay "
                              "as the Python number it is.")
@@ -1303,10 +775,10 @@ def update_and_differentiate(answer):
              f"{label}: that is the gradient of sum(|new_average|); the loss squares "
              "the new average: sum(new_average**2).", (1 - decay) * np.sign(new)),
         ]
-        _raise_if_missing(run, probe="x", prefix=f"{label}: ", hidden=True)
+        raise_if_missing(run, probe="x", prefix=f"{label}: ", hidden=True)
         _raise_if_float32_inside(run, got, expected, dtype, label)
         diagnose_mistake(got, known, **tolerance)
-        _raise_if_partly_cut(run, probe="x", prefix=f"{label}: ")
+        raise_if_partly_cut(run, probe="x", prefix=f"{label}: ")
         _raise_generic_then_weak(run, got, expected, label=label, probe="x",
                                  prefix=f"{label}: ", batch=m, what="your gradient",
                                  tolerance=tolerance)
