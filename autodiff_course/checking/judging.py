@@ -155,7 +155,8 @@ def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
     if matches(got, expected, rtol=1e-2, atol=atol):
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(got - expected) / np.abs(expected)
-        worst = float(np.max(np.where(expected != 0.0, relative, 0.0), initial=0.0))
+        meaningful = np.abs(expected) * 1e-2 > atol  # not a value within atol of 0
+        worst = float(np.max(np.where(meaningful, relative, 0.0), initial=0.0))
         return ("approximation", f"{_head(what)} {_is(what)} close (relative error up to "
                 f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
                 f"allows {rtol:.0e}. That is the error of an approximation: a finite "
