@@ -15,7 +15,9 @@ substantive.
 **Pace.** A lesson's teaching time is estimated from what a learner reads and
 runs outside the exercises: prose at 120 words per minute (technical text with
 formulas), and per code cell 30 seconds to run it and read its output plus
-5 seconds per line of code (collapsed cells: the 30 seconds only). The minutes
+5 seconds per line of code (collapsed cells: the 30 seconds only). An exercise
+section runs from its heading to the next heading or spoiler point; teaching
+cells after a spoiler point count as teaching. The minutes
 declared in ``course.toml`` may differ from the estimate by at most 25%, and a
 lesson's exercise minutes must add up to the minutes given in its exercise
 headings.
@@ -150,7 +152,7 @@ def teaching_estimate(learner_nb) -> tuple[float, int]:
                 in_exercise = True
                 exercise_minutes += int(found.group(2))
                 continue
-            if HEADING.match(cell.source):
+            if HEADING.match(cell.source) or SPOILER_TAG in tags:
                 in_exercise = False
             if not in_exercise:
                 words = len(re.findall(r"[A-Za-z0-9_']+", cell.source))

@@ -1,6 +1,6 @@
 """The exercise checker (introduced in lesson 00, used from lesson 01 on).
 
-A check module (``autodiff_course/checks/lessonNN.py``) keeps only what is
+A lesson's checks (``autodiff_course/checks/lessonNN``) keep only what is
 particular to its exercises: the probes and the catalogue of mistakes. The
 plumbing lives here, in one place:
 
@@ -17,7 +17,8 @@ plumbing lives here, in one place:
 * :mod:`.provenance`: for the lessons about missing gradients, the whole run
   (every operation and NumPy conversion) and the check's own tape, which settle
   whether a path exists and, if it is cut, what cut it;
-* :mod:`.probes`: boundary points plus points drawn fresh on every call.
+* :mod:`.probes`: boundary points plus points drawn fresh on every call, and
+  fresh axis sizes.
 
 Checks compare with independent references (closed forms in float64, finite
 differences of a float64 reference), never with the code path the exercise asks for.
@@ -37,14 +38,15 @@ from .differentiating import (
 )
 from .judging import (
     FLOAT32, FLOAT64, Tolerance, close_points, describe_difference, diagnose_mistake,
-    explain_difference, generic_mistake, matches, tolerance_for, worst_point,
+    explain_difference, generic_mistake, matches, matches_where_finite, tolerance_for,
+    worst_point,
 )
 from .observing import MethodLog, observe
 from .provenance import (
     Run, explain_missing, first_missing, raise_if_missing, raise_if_partly_cut,
     raise_if_zeros_hide, run_answer,
 )
-from .probes import fresh_rng, points, signed, upstream
+from .probes import fresh_rng, points, signed, sizes, upstream
 from .verdicts import (
     NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
     CheckResult, ExerciseNotSolved, NotAttempted, Status, Wrong, evaluate, exercise,
@@ -59,13 +61,13 @@ __all__ = [
     "describe_difference", "diagnose_mistake", "evaluate", "exercise",
     "explain_difference", "first_line", "forbid_jacobian", "forgot_custom_gradient_decorator",
     "fresh_rng", "function_label", "generic_mistake", "gradient_values", "learner_code",
-    "matches", "mistakes", "none_hint", "observe", "observed_call",
+    "matches", "matches_where_finite", "mistakes", "none_hint", "observe", "observed_call",
     "observed_call_keeping_errors", "points", "raise_if_none", "record_answer",
     "require_by_hand", "require_callable", "require_custom_backward_ran",
     "require_custom_gradient", "require_forward_mode", "require_nested",
     "require_output_gradients", "Run", "explain_missing", "first_missing",
     "raise_if_missing", "raise_if_partly_cut", "raise_if_zeros_hide", "run_answer",
-    "shape_hint", "signed", "strict_checks", "strict_mode", "time_limit",
+    "shape_hint", "signed", "sizes", "strict_checks", "strict_mode", "time_limit",
     "tolerance_for", "trace", "upstream", "why_none", "worst_point",
 ]
 

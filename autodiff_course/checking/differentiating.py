@@ -208,9 +208,9 @@ NONE_HINTS = {
         "a plain tensor. Call tape.watch(x) at the start of the `with` block, before "
         "x is used."),
     "outer_not_watching": (
-        "The outer tape returned None for {probe}: the inner tape watches x, but the "
-        "outer one does not, so it recorded nothing about x. Each tape keeps its own "
-        "record: call outer.watch(x) too, at the start of the outer block."),
+        "The outer tape returned None for {probe}: the inner tape watches it, but the "
+        "outer one does not, so it recorded nothing about {probe}. Each tape keeps its "
+        "own record: call outer.watch({probe}) too, at the start of the outer block."),
     "gradient_outside_tape": (
         "The outer tape returned None for {probe} because the inner gradient was "
         "computed after the outer tape's `with` block had ended: the outer tape never "

@@ -57,6 +57,20 @@ def matches(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.ato
     return bool(np.all(close_points(got, expected, rtol, atol)))
 
 
+def matches_where_finite(got, expected, rtol: float = 1e-4, atol: float = 1e-12) -> bool:
+    """``got`` matches ``expected`` (loosely) wherever it is finite, and is mostly finite.
+
+    For naming a whole-formula mistake in a result that also overflows or underflows
+    at the far ends (lessons 03 and 06): those ends are another mistake, named after
+    this one. Fewer than half the points finite is never a match.
+    """
+    got = np.asarray(got, dtype=np.float64)
+    finite = np.isfinite(got)
+    if finite.sum() * 2 < got.size:
+        return False
+    return matches(got[finite], np.asarray(expected, dtype=np.float64)[finite], rtol, atol)
+
+
 def diagnose_mistake(got, known_mistakes, rtol: float = FLOAT32.rtol,
                      atol: float = FLOAT32.atol) -> None:
     """Raise :class:`Wrong` with the hint of the first known mistake ``got`` matches.
@@ -150,8 +164,8 @@ def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
                 f"zero or multiplies 0 by inf there.")
     if np.all(got == 0.0) and np.any(expected != 0.0):
         return ("zeros", f"{_head(what)} {_is(what)} zero everywhere, but the answer is not. "
-                "A gradient of zeros often means a path was cut (a constant, a "
-                "stop_gradient, unconnected_gradients=ZERO hiding a None).")
+                "If it comes from a tape, zeros often mean a path was cut (a constant, "
+                "a stop_gradient, unconnected_gradients=ZERO hiding a None).")
     if matches(got, expected, rtol=1e-2, atol=atol):
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(got - expected) / np.abs(expected)

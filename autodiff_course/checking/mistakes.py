@@ -46,6 +46,7 @@ SHARED: dict[str, str] = {
     "zeros": "zeros where the answer is not zero",
     "nan_or_inf": "nan or inf where the answer is finite",
     "approximation": "close, but only as close as an approximation gets",
+    "extra_factor": "the right answer times an extra factor (lessons 01 and 02)",
     "wrong_value": "the forward value is wrong",
     "wrong_gradient": "the gradient is wrong",
     "other": "a wrong answer the check has no name for",

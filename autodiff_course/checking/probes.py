@@ -35,6 +35,14 @@ def points(rng: np.random.Generator, low: float, high: float, count: int,
     return np.unique(np.concatenate([np.asarray(include, dtype=np.float64), drawn]))
 
 
+def sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 6, *,
+          distinct: bool = True) -> list[int]:
+    """``count`` axis sizes in [low, high], all different when ``distinct``, so that a
+    sum or a reshape over the wrong axis shows in the result's shape."""
+    return [int(size) for size in rng.choice(np.arange(low, high + 1), size=count,
+                                             replace=not distinct)]
+
+
 def signed(rng: np.random.Generator, shape, low: float = 0.5, high: float = 2.5,
            decimals: int | None = 3) -> np.ndarray:
     """Values of both signs whose magnitudes lie in [low, high] (no zeros)."""

@@ -327,11 +327,12 @@ def first_missing(log: MethodLog, *, hidden: bool = False):
     return None
 
 
-class _OneCall:
-    """A method log holding one call, for :func:`why_none`."""
+class _Focused:
+    """The run's method log, with ``first_none`` fixed on one call and source, for
+    :func:`why_none` (which also looks at the other calls: nested tapes)."""
 
-    def __init__(self, call, source):
-        self.calls = [call]
+    def __init__(self, log: MethodLog, call, source):
+        self.calls = log.calls
         self._found = (call, source)
 
     def first_none(self):
@@ -358,7 +359,7 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
             and any(seen.connected(source, v) for v in originals):
         return "variable_replaced", named("variable_replaced", hint("variable_replaced"))
     if not watched:  # what the tape could not see at all
-        explained = why_none(_OneCall(call, source), probe=probe)
+        explained = why_none(_Focused(run.log, call, source), probe=probe)
         if explained is not None and explained[0] in ("unwatched_variable",
                                                       "unwatched_constant",
                                                       "outer_not_watching",
