@@ -10,6 +10,8 @@ plumbing lives here, in one place:
   and converting whatever it returned;
 * :mod:`.judging`: per-point relative tolerances, the generic mistakes (sign,
   scale, sum vs mean, transpose, ...) and the example point of a fallback hint;
+  :mod:`.patterns` (answers right in part) and :mod:`.judge`, the one call that
+  accepts a value or raises the most specific hint, in a fixed order;
 * :mod:`.observing` and :mod:`.differentiating`: how the answer differentiated
   (tapes, ``output_gradients``, nesting, forward mode, custom gradients), the
   methods an exercise demands, and the cause of a ``None`` gradient from the
@@ -41,7 +43,9 @@ from .judging import (
     explain_difference, generic_mistake, matches, matches_where_finite, tolerance_for,
     worst_point,
 )
+from .judge import judge
 from .observing import MethodLog, observe
+from .patterns import close_on_the_whole, floor_of, only_float32_digits, partly_right
 from .provenance import (
     Run, explain_missing, first_missing, raise_if_missing, raise_if_partly_cut,
     raise_if_zeros_hide, run_answer,
@@ -67,6 +71,7 @@ __all__ = [
     "require_custom_gradient", "require_forward_mode", "require_nested",
     "require_output_gradients", "Run", "explain_missing", "first_missing",
     "raise_if_missing", "raise_if_partly_cut", "raise_if_zeros_hide", "run_answer",
+    "close_on_the_whole", "floor_of", "judge", "only_float32_digits", "partly_right",
     "shape_hint", "signed", "sizes", "strict_checks", "strict_mode", "time_limit",
     "tolerance_for", "trace", "upstream", "why_none", "worst_point",
 ]

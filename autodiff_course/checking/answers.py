@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import sysconfig
@@ -115,8 +116,28 @@ def learner_code(label: str = "Your function", seconds: float | None = None):
     except (Wrong, NotAttempted):
         raise
     except Exception as error:
-        raise Wrong(f"{label} raised {type(error).__name__}: {first_line(error)}"
-                    f"{where_in_learner_code(error)}", "raised") from None
+        message = (f"{label} raised {type(error).__name__}: {first_line(error)}"
+                   f"{where_in_learner_code(error)}")
+        raise _dtype_clash(message) or Wrong(message, "raised") from None
+
+
+_FLOAT_CLASH = re.compile(r"(double tensor but is a float tensor|float tensor but is a "
+                          r"double tensor|float64 != tf\.float32|float32 != tf\.float64)")
+_INTEGER_CLASH = re.compile(r"(int32|int64)")
+
+
+def _dtype_clash(message: str) -> Wrong | None:
+    """A plain-words verdict for TensorFlow's refusal to mix dtypes, or None."""
+    if _FLOAT_CLASH.search(message):
+        return Wrong(message + ". The check also calls your function with float64 "
+                     "tensors, and a float32 value met them: write constants as plain "
+                     "Python numbers (1.0) or with dtype=x.dtype, and cast with "
+                     "tf.cast(..., x.dtype).", "float32_not_float64")
+    if _INTEGER_CLASH.search(message) and ("float" in message or "double" in message):
+        return Wrong(message + ". tf.size and tf.shape give integer tensors, and "
+                     "TensorFlow does not mix integers with floats: convert first, "
+                     "e.g. tf.cast(tf.size(x), x.dtype).", "integer_mixed_in")
+    return None
 
 
 def function_label(answer) -> str:

@@ -209,8 +209,9 @@ def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
                     f"dropped.")
         if np.ptp(got) == 0.0:
             return ("hard_coded", f"{_head(what)} {_is(what)} {_nice(float(got.flat[0]))} "
-                    f"at every probe, but the answer changes with the input. Compute it "
-                    f"from the arguments instead of typing numbers in.")
+                    f"at every entry, but the answer changes from entry to entry: numbers "
+                    f"typed in, a mean or sum over the entries, or the input cancelled out "
+                    f"of the formula. Write it from the arguments, entry by entry.")
     return None
 
 

@@ -68,6 +68,7 @@ class DifferentiationCall:
     unconnected_zero: bool
     recording_tapes: tuple  # other observed tapes recording at the time
     target: object = None
+    upstream: object = None  # the output_gradients passed, if any
     results: list | None = None
     error: BaseException | None = None
 
@@ -258,6 +259,7 @@ def _install() -> None:
                 unconnected_zero=unconnected in (tf.UnconnectedGradients.ZERO, "zero"),
                 recording_tapes=tuple(t for t in _recording if t is not info),
                 target=target,
+                upstream=arguments.get("output_gradients"),
             )
             for log in _active_logs:
                 log.calls.append(call)

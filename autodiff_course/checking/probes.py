@@ -55,4 +55,8 @@ def signed(rng: np.random.Generator, shape, low: float = 0.5, high: float = 2.5,
 def upstream(rng: np.random.Generator, shape) -> np.ndarray:
     """An upstream gradient that is not 1 (or -1) anywhere and has both signs."""
     values = signed(rng, shape, low=0.3, high=3.0, decimals=2)
-    return np.where(np.abs(values) == 1.0, values * 1.25, values)
+    values = np.where(np.abs(values) == 1.0, values * 1.25, values)
+    flat = values.reshape(-1)
+    if flat.size >= 2 and (np.all(flat > 0) or np.all(flat < 0)):
+        flat[int(rng.integers(flat.size))] *= -1.0  # both signs, always
+    return flat.reshape(np.shape(values))
