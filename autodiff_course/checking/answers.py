@@ -36,6 +36,10 @@ _LIBRARY_FOLDERS = tuple(
 )
 
 
+# The codes of verdicts that stand for an exception raised by the learner's code.
+LEARNER_ERRORS = ("raised", "float32_not_float64", "integer_mixed_in")
+
+
 class AnswerTooSlow(BaseException):
     """Raised inside a learner's code when the time limit passes.
 
@@ -122,7 +126,11 @@ def learner_code(label: str = "Your function", seconds: float | None = None):
 
 
 _FLOAT_CLASH = re.compile(r"(double tensor but is a float tensor|float tensor but is a "
-                          r"double tensor|float64 != tf\.float32|float32 != tf\.float64)")
+                          r"double tensor|float64 != tf\.float32|float32 != tf\.float64|"
+                          r"dtype float32.*float64|dtype float64.*float32|"
+                          r"DT_FLOAT.*DT_DOUBLE|DT_DOUBLE.*DT_FLOAT|"
+                          r"expected float but got double|expected double but got float)",
+                          re.IGNORECASE)
 _INTEGER_CLASH = re.compile(r"(int32|int64)")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .answers import as_values, call_answer, learner_code
+from .answers import LEARNER_ERRORS, as_values, call_answer, learner_code
 from .observing import MethodLog, observe
 from .verdicts import NotAttempted, Wrong
 
@@ -72,7 +72,7 @@ def observed_call_keeping_errors(answer, *args, name: str | None = None):
         try:
             return call_answer(answer, *args, name=name), log, None
         except Wrong as wrong:
-            if wrong.mistake != "raised":
+            if wrong.mistake not in LEARNER_ERRORS:
                 raise
             return None, log, wrong
 

@@ -53,7 +53,6 @@ SHARED: dict[str, str] = {
     "extra_factor": "the right answer times a factor too many",
     "added_term": "the right answer plus a term too many",
     "integer_mixed_in": "an integer tensor (tf.size, tf.shape) mixed into float arithmetic",
-    "extra_factor": "the right answer times an extra factor (lessons 01 and 02)",
     "wrong_value": "the forward value is wrong",
     "wrong_gradient": "the gradient is wrong",
     "other": "a wrong answer the check has no name for",

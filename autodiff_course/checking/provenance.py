@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .answers import call_answer
+from .answers import LEARNER_ERRORS, call_answer
 from .differentiating import why_none, none_hint
 from .observing import MethodLog, observe
 from .verdicts import Wrong
@@ -299,7 +299,7 @@ def run_answer(answer, *args, name: str | None = None, name_cause=None) -> Run:
             try:
                 value = call_answer(answer, *args, name=name)
             except Wrong as wrong:
-                if wrong.mistake != "raised":
+                if wrong.mistake not in LEARNER_ERRORS:
                     raise
                 raised = wrong
     return Run(value, raised, log, provenance, name_cause or (lambda code, text: text))

@@ -1,0 +1,68 @@
+"""Fixtures shared by the tests of the exercise checks (``tests/test_checks_lessonNN.py``).
+
+The repository's own ``conftest.py`` (one folder up) sets up nbval; this one only
+offers helpers, as fixtures so that no test module imports another:
+
+* ``judge(check, answer, mistake=None, runs=1)`` runs a check and asserts its verdict:
+  *correct* for ``mistake=None``, *not attempted yet* for ``"not_attempted"``, else
+  *not yet* with that mistake code and a plain message. ``runs`` repeats the check
+  (fresh probes on every call), so a mistake must be named the same way every time;
+* ``custom_gradient(forward, backward)`` builds a ``@tf.custom_gradient`` answer from
+  ``forward(x)`` and ``backward(upstream, x)``, so a table row can hold a rule as two
+  short functions;
+* ``stub`` is a learner's untouched stub: it raises ``NotImplementedError``.
+
+What every check promises whatever its lesson (stubs, non-functions, raising or
+malformed answers, strict mode) is tested once for all in ``test_checker_contract.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autodiff_course.checking import Status
+
+
+def _judge(check, answer, mistake=None, *, runs=1):
+    for _ in range(runs):
+        result = check.evaluate(answer)
+        if mistake is None:
+            assert (result.status, result.mistake) == (Status.CORRECT, None), result.message
+        elif mistake == "not_attempted":
+            assert (result.status, result.mistake) == (Status.NOT_ATTEMPTED, mistake), result
+        else:
+            assert (result.status, result.mistake) == (Status.WRONG, mistake), result.message
+            assert len(result.message) > 30 and "Traceback" not in result.message, result
+    return result
+
+
+@pytest.fixture
+def judge():
+    return _judge
+
+
+def _custom_gradient(forward, backward):
+    import tensorflow as tf
+
+    @tf.custom_gradient
+    def answer(x):
+        def grad_fn(upstream):
+            return backward(upstream, x)
+
+        return forward(x), grad_fn
+
+    return answer
+
+
+@pytest.fixture
+def custom_gradient():
+    return _custom_gradient
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+@pytest.fixture
+def stub():
+    return _stub
