@@ -1,19 +1,20 @@
-"""The numerics behind the log1pexp explorer (lessons 03 and 04).
+"""The numerics of log(1 + e^x) that lessons 01, 03, 04 and 05 lean on.
 
 Three ways to differentiate ``log(1 + e^x)`` with ``tf.GradientTape``, each built
-for a chosen dtype:
+for a chosen dtype (lesson 03 teaches them; its explorer plots them):
 
 * ``naive``: plain ``tf.math.log(1 + tf.exp(x))``, differentiated by the tape;
 * ``documented``: the custom gradient of TensorFlow's documentation: forward
   ``log(1 + e)``, backward ``upstream * (1 - 1 / (1 + e))`` with ``e = exp(x)``;
 * ``stable``: forward ``tf.nn.softplus(x)``, backward ``upstream * tf.sigmoid(x)``.
 
-:func:`compute_curves` evaluates value, gradient and second derivative (nested
-tapes) of all three on a grid of x in that dtype, next to float64 NumPy references
-(``np.logaddexp``, the sigmoid and its derivative) and the relative error of each
-gradient. :func:`thresholds` derives where the float format gives way (``exp``
-overflows; ``1/(1+e^x)`` drops below the smallest normal float, which CPUs flush to
-0.0; ``1 + e^x`` rounds to 1) from ``np.finfo``, so nothing here is hard-coded.
+:func:`tape_derivatives` evaluates value, gradient and second derivative (nested
+tapes) of each at given points; :func:`reference_derivatives` gives float64 NumPy
+references (``np.logaddexp``, the sigmoid and its derivative), which the exercise
+checks use too. :func:`thresholds` derives where the float format gives way
+(``exp`` overflows; ``1/(1+e^x)`` drops below the smallest normal float, which CPUs
+flush to 0.0; ``1 + e^x`` rounds to 1) from ``np.finfo``, so nothing here is
+hard-coded.
 
 TensorFlow is imported inside the functions, so importing this module is free.
 """
@@ -21,7 +22,6 @@ TensorFlow is imported inside the functions, so importing this module is free.
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,7 +40,6 @@ QUANTITY_LABELS = {
     "relative_error": "relative error",
 }
 DTYPES = ("float32", "float64", "float16")
-DEFAULT_POINTS = 400
 
 
 def dtype_name(dtype) -> str:
@@ -260,105 +259,3 @@ def relative_error(got, reference) -> np.ndarray:
     error = np.where(at_zero, np.where(got == 0, 0.0, np.inf), error)
     error = np.where(np.isinf(got), np.inf, error)
     return np.where(np.isnan(got), np.nan, error)
-
-
-# --------------------------------------------------------------------------
-# Curves on a grid
-# --------------------------------------------------------------------------
-
-@dataclass(frozen=True, eq=False)
-class Log1pexpCurves:
-    """Everything the explorer can plot, on one grid of x in one dtype.
-
-    ``x`` holds the points in ``dtype`` (what TensorFlow saw), ``x64`` the same
-    numbers in float64. ``methods[m][q]`` is quantity ``q`` (see :data:`QUANTITIES`)
-    of method ``m``: value, gradient and second derivative in ``dtype``; the
-    relative error of the gradient against ``reference["gradient"]`` in float64.
-    All arrays are read-only (curves are cached and shared).
-    """
-
-    dtype: str
-    x: np.ndarray
-    x64: np.ndarray
-    reference: dict
-    methods: dict
-
-    def series(self, method: str, quantity: str) -> np.ndarray:
-        return self.methods[method][quantity]
-
-    def reference_series(self, quantity: str) -> np.ndarray | None:
-        """The float64 reference of ``quantity`` (``None`` for the relative error)."""
-        return self.reference.get(quantity)
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    array.flags.writeable = False
-    return array
-
-
-def curves_at(x, dtype) -> Log1pexpCurves:
-    """:class:`Log1pexpCurves` at the given points (cast to ``dtype``), all methods."""
-    name = dtype_name(dtype)
-    x = np.asarray(x, dtype=np.float64).reshape(-1).astype(name)
-    x64 = x.astype(np.float64)
-    reference = {key: _read_only(value) for key, value in reference_derivatives(x64).items()}
-    methods = {}
-    for method, quantities in tape_derivatives(x, name).items():
-        quantities["relative_error"] = relative_error(quantities["gradient"],
-                                                      reference["gradient"])
-        methods[method] = {key: _read_only(value) for key, value in quantities.items()}
-    return Log1pexpCurves(dtype=name, x=_read_only(x), x64=_read_only(x64),
-                          reference=reference, methods=methods)
-
-
-def grid(x_min: float, x_max: float, dtype, num: int = DEFAULT_POINTS) -> np.ndarray:
-    """``num`` evenly spaced points from ``x_min`` to ``x_max``, rounded to ``dtype``."""
-    lo, hi = sorted((float(x_min), float(x_max)))
-    return np.linspace(lo, hi, max(int(num), 1)).astype(dtype_name(dtype))
-
-
-class _LruCache:
-    """A tiny least-recently-used cache (results are immutable, so sharing is safe)."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._items: OrderedDict = OrderedDict()
-
-    def get(self, key, make):
-        if key in self._items:
-            self._items.move_to_end(key)
-            return self._items[key]
-        value = make()
-        self._items[key] = value
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
-        return value
-
-    def clear(self) -> None:
-        self._items.clear()
-
-
-_CURVES = _LruCache(64)
-_POINTS = _LruCache(512)
-
-
-def compute_curves(x_min: float, x_max: float, dtype,
-                   num: int = DEFAULT_POINTS) -> Log1pexpCurves:
-    """All methods and quantities on ``grid(x_min, x_max, dtype, num)`` (cached)."""
-    name = dtype_name(dtype)
-    lo, hi = sorted((float(x_min), float(x_max)))
-    key = (name, lo, hi, int(num))
-    return _CURVES.get(key, lambda: curves_at(grid(lo, hi, name, num), name))
-
-
-def compute_point(x: float, dtype) -> Log1pexpCurves:
-    """All methods and quantities at the single point ``x`` (cast to ``dtype``; cached)."""
-    name = dtype_name(dtype)
-    key = (name, float(x))
-    return _POINTS.get(key, lambda: curves_at([float(x)], name))
-
-
-def clear_caches() -> None:
-    """Forget cached curves (the benchmark uses it to time the TensorFlow part)."""
-    _CURVES.clear()
-    _POINTS.clear()

@@ -1,4 +1,4 @@
-"""Lesson 01's chain-rule explorer, driven from Python like a learner's slider."""
+"""Lesson 01's chain-rule explorer, driven from Python like a learner's x input."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from autodiff_course.widgets.chain_rule import X_MAX, X_MIN, ChainRuleExplorer, chain_rule_values
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def reference(x: float) -> dict:
@@ -27,11 +29,11 @@ def test_values_match_float64_closed_forms(x):
     assert values.agree
 
 
-def test_moving_the_slider_updates_readout_and_text():
+def test_changing_x_updates_readout_and_text():
     explorer = ChainRuleExplorer(x=1.0)
     before_html = explorer.readout.value
     before_text = explorer._repr_mimebundle_()["text/plain"]
-    explorer.slider.value = -3.0
+    explorer.x_input.value = -3.0
     assert explorer.values.x == -3.0
     assert explorer.readout.value != before_html
     assert "data-x='-3.00'" in explorer.readout.value
@@ -40,16 +42,33 @@ def test_moving_the_slider_updates_readout_and_text():
     assert f"{reference(-3.0)['chain_rule']:.6f}" in text
 
 
-def test_slider_clamps_out_of_range_start_and_every_allowed_value_renders():
-    explorer = ChainRuleExplorer(x=1e6)
-    assert explorer.slider.value == X_MAX
-    for x in np.arange(X_MIN, X_MAX + 1e-9, explorer.slider.step):
-        explorer.slider.value = float(x)
+@pytest.mark.parametrize("x, shown", [(1e6, X_MAX), (-np.inf, X_MIN), ("2.5", 2.5)])
+def test_the_opening_x_is_clamped(x, shown):
+    explorer = ChainRuleExplorer(x=x)
+    assert explorer.x_input.value == shown == explorer.values.x
+
+
+@pytest.mark.parametrize("x", ["one", np.nan, None])
+def test_an_x_that_is_no_number_is_refused_in_plain_words(x):
+    with pytest.raises(ValueError, match="x must be a number"):
+        ChainRuleExplorer(x=x)
+
+
+def test_every_value_the_input_allows_renders_and_agrees():
+    explorer = ChainRuleExplorer()
+    assert (explorer.x_input.min, explorer.x_input.max) == (X_MIN, X_MAX)
+    assert explorer.x_input.description == "x"
+    for x in np.arange(X_MIN, X_MAX + 1e-9, explorer.x_input.step):
+        explorer.x_input.value = float(x)
         assert explorer.values.agree, x
         assert "DISAGREE" not in explorer.readout.value
 
 
-def test_display_bundle_has_a_widget_view_and_a_plain_text_summary():
-    bundle = ChainRuleExplorer()._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text():
+    explorer = ChainRuleExplorer()
+    bundle = explorer._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
+    assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
     assert "(agree)" in bundle["text/plain"]
+    assert "Chain-rule explorer, still picture (x = 1.00)" in bundle["text/html"]
+    assert explorer.readout.value in bundle["text/html"]

@@ -13,8 +13,11 @@ import pytest
 from autodiff_course.gradcheck import central_jacobian
 from autodiff_course.widgets.jacobian_heatmap import (
     BATCH_MAX, BATCH_MIN, BATCH_NORM_EPSILON, INPUTS, INS, LAYERS, OUTS, WEIGHTS,
-    JacobianHeatmap, jacobian_structure, render_figure, render_png, render_text,
+    JacobianHeatmap, alt_text, jacobian_structure, layer_output, render_figure, render_png,
+    render_text,
 )
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def numpy_layer(layer: str, x: np.ndarray) -> np.ndarray:
@@ -67,7 +70,16 @@ def test_text_summary_states_the_numbers_and_the_verdict():
     assert "NOT block-diagonal" in mixing and "does NOT equal the diagonal blocks" in mixing
 
 
-def test_moving_the_controls_updates_image_readout_and_text():
+def test_alt_text_states_what_the_heatmaps_show():
+    independent = alt_text(jacobian_structure("independent", 3))
+    assert independent.startswith("Two heatmaps of dy/dx for the independent layer, batch 3")
+    assert "tape.jacobian, shape (3, 2, 3, 3), drawn as a 6 by 9 matrix" in independent
+    assert "it is block-diagonal" in independent
+    mixing = alt_text(jacobian_structure("centred", 4))
+    assert "NOT block-diagonal" in mixing and "sums each column of blocks" in mixing
+
+
+def test_changing_the_controls_updates_image_readout_and_text():
     heatmap = JacobianHeatmap()
     before = (heatmap.image.value, heatmap.readout.value,
               heatmap._repr_mimebundle_()["text/plain"])
@@ -79,12 +91,14 @@ def test_moving_the_controls_updates_image_readout_and_text():
              heatmap._repr_mimebundle_()["text/plain"])
     assert all(a != b for a, b in zip(before, after))
     assert "data-layer='centred'" in heatmap.readout.value
-    assert bytes(heatmap.image.value).startswith(b"\x89PNG")
+    assert "<img src='data:image/png;base64," in heatmap.image.value
+    assert "alt='Two heatmaps of dy/dx for the centred layer, batch 5" in heatmap.image.value
 
 
 def test_every_control_value_renders_without_an_exception():
-    heatmap = JacobianHeatmap(layer="not a layer", batch=100)
+    heatmap = JacobianHeatmap(batch=100)
     assert heatmap.layer.value == "independent" and heatmap.batch.value == BATCH_MAX
+    assert (heatmap.batch.min, heatmap.batch.max) == (BATCH_MIN, BATCH_MAX)
     for layer in LAYERS:
         heatmap.layer.value = layer
         for batch in range(BATCH_MIN, BATCH_MAX + 1):
@@ -98,17 +112,31 @@ def test_rendering_is_repeatable_and_leaves_pyplot_alone():
 
     structure = jacobian_structure("centred", 3)
     figures_before = plt.get_fignums()
-    assert render_png(structure) == render_png(structure)
+    png = render_png(structure)
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == render_png(structure)
     render_figure(structure)
     assert plt.get_fignums() == figures_before
 
 
-def test_display_bundle_has_a_widget_view_and_a_plain_text_summary():
-    bundle = JacobianHeatmap(layer="centred")._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "application/vnd.jupyter.widget-view+json"}
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text():
+    heatmap = JacobianHeatmap(layer="centred")
+    bundle = heatmap._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
+    assert bundle[WIDGET_VIEW]["model_id"] == heatmap.widget.model_id
     assert "layer = centred" in bundle["text/plain"]
+    assert "Jacobian heatmap, still picture (layer centred, batch 3)" in bundle["text/html"]
+    assert heatmap.image.value in bundle["text/html"]
 
 
-def test_unknown_layer_is_refused_by_the_function():
-    with pytest.raises(ValueError):
-        jacobian_structure("dropout", 3)
+@pytest.mark.parametrize("call, message", [
+    (lambda: jacobian_structure("dropout", 3), "layer must be one of 'independent', "
+                                               "'centred', 'batch norm', not 'dropout'."),
+    (lambda: JacobianHeatmap(layer="not a layer"), "layer must be one of"),
+    (lambda: JacobianHeatmap(batch=2.5), "batch must be a whole number, not 2.5."),
+    (lambda: jacobian_structure("centred", "many"), "batch must be a whole number"),
+    (lambda: layer_output("dropout", np.zeros((2, INS), np.float32)), "layer must be one of"),
+])
+def test_bad_settings_are_refused_in_plain_words(call, message):
+    with pytest.raises(ValueError) as error:
+        call()
+    assert message in str(error.value)

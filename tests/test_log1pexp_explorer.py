@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from autodiff_course import log1pexp as numerics
-from autodiff_course.widgets.log1pexp_explorer import (
+from autodiff_course.widgets.log1pexp import (
     CSS_CLASSES, DEFAULT_READOUT_X, DEFAULT_X_RANGE, DTYPES, METHODS, QUANTITIES, X_BOUNDS,
-    ExplorerFigure, ExplorerState, Log1pexpExplorer, render_png,
+    ExplorerFigure, ExplorerState, Log1pexpExplorer, data, render_png,
 )
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -53,6 +53,19 @@ def show(explorer, dtype="float32", x_range=None, methods=METHODS, quantity="gra
     return explorer.plotted_data()
 
 
+def controls_show(explorer, state: ExplorerState) -> bool:
+    """Every control displays ``state`` (they are written from it)."""
+    return (explorer.dtype_choice.value == state.dtype
+            and explorer.quantity_choice.value == state.quantity
+            and tuple(m for m, box in explorer.method_checkboxes.items() if box.value)
+            == state.methods
+            and (explorer.x_from_input.value, explorer.x_to_input.value) == state.x_range
+            and explorer.readout_x_input.value == state.readout_x
+            and all((box.min, box.max) == state.bounds and box.step == state.step
+                    for box in (explorer.x_from_input, explorer.x_to_input,
+                                explorer.readout_x_input)))
+
+
 # -- the float format's limits ------------------------------------------------
 
 @pytest.mark.parametrize("dtype, overflow, flush_start", [
@@ -76,11 +89,11 @@ def test_thresholds_come_from_finfo(dtype, overflow, flush_start):
 def test_default_view_is_float32_gradient_with_readout_in_the_silent_band():
     fresh = Log1pexpExplorer()
     state = fresh.state
-    assert state == ExplorerState(dtype="float32", x_range=(-20.0, 100.0), methods=METHODS,
-                                  quantity="gradient", readout_x=88.5, num_points=400)
+    assert state == ExplorerState()
+    assert controls_show(fresh, state)
     limits = numerics.thresholds("float32")
     assert limits.flush_start < state.readout_x < limits.overflow
-    assert fresh.x_range_slider.max > limits.overflow
+    assert fresh.x_to_input.max > limits.overflow
     readout = fresh.readout_values()
     assert readout.methods["naive"]["gradient"] == 0.0          # silently wrong
     assert readout.methods["documented"]["gradient"] == 1.0
@@ -91,9 +104,9 @@ def test_default_view_is_float32_gradient_with_readout_in_the_silent_band():
 
 
 def test_plotted_points_are_the_grid_in_the_chosen_dtype(explorer):
-    data = show(explorer)
+    plotted = show(explorer)
     expected = np.linspace(-20.0, 100.0, 400).astype(np.float32).astype(np.float64)
-    for series in data.values():
+    for series in plotted.values():
         np.testing.assert_array_equal(series.x, expected)
         # nothing is dropped: every point is finite or flagged as nan / inf
         covered = series.finite | series.nan | series.posinf | series.neginf
@@ -133,19 +146,19 @@ def test_documented_rule_at_100_has_gradient_one_but_value_inf(explorer):
     assert documented["gradient"] == pytest.approx(1.0)
     assert documented["value"] == np.inf
     assert np.isnan(documented["second_derivative"])
-    data = show(explorer, quantity="value", readout_x=100.0)["documented"]
-    overflowed = data.x > numerics.thresholds("float32").overflow
-    assert data.posinf[overflowed].all() and not data.finite[overflowed].any()
+    values = show(explorer, quantity="value", readout_x=100.0)["documented"]
+    overflowed = values.x > numerics.thresholds("float32").overflow
+    assert values.posinf[overflowed].all() and not values.finite[overflowed].any()
 
 
 def test_second_derivative_of_documented_rule_is_nan_at_100(explorer):
-    data = show(explorer, quantity="second_derivative", x_range=(95.0, 105.0),
-                readout_x=100.0)
-    assert data["documented"].nan.all()
+    plotted = show(explorer, quantity="second_derivative", x_range=(95.0, 105.0),
+                   readout_x=100.0)
+    assert plotted["documented"].nan.all()
     assert np.isnan(explorer.readout_values().methods["documented"]["second_derivative"])
     # and where nothing overflows, nested tapes agree with the closed form
-    data = show(explorer, quantity="second_derivative", x_range=(-8.0, 8.0))
-    for series in data.values():
+    plotted = show(explorer, quantity="second_derivative", x_range=(-8.0, 8.0))
+    for series in plotted.values():
         np.testing.assert_allclose(series.y, reference64("second_derivative", series.x),
                                    rtol=1e-4, atol=1e-7)
 
@@ -167,8 +180,8 @@ def test_documented_rule_cancels_for_negative_x(explorer, x, low, high):
 
 
 def test_documented_gradient_is_exactly_zero_below_minus_17(explorer):
-    data = show(explorer, quantity="relative_error", x_range=(-25.0, 5.0), readout_x=-15.0)
-    documented = data["documented"]
+    plotted = show(explorer, quantity="relative_error", x_range=(-25.0, 5.0), readout_x=-15.0)
+    documented = plotted["documented"]
     far = documented.x <= -17.0
     assert far.sum() > 50
     assert (documented.y[far] == 1.0).all()      # 100 % relative error
@@ -177,54 +190,89 @@ def test_documented_gradient_is_exactly_zero_below_minus_17(explorer):
     assert (gradient.y[gradient.x <= -17.0] == 0.0).all()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_stable_rule_agrees_with_float64_everywhere(explorer, dtype):
-    low, high = X_BOUNDS[dtype]
+@pytest.mark.parametrize("dtype, quantity", list(itertools.product(["float32", "float64"],
+                                                                   ["value", "gradient"])))
+def test_stable_rule_agrees_with_float64_everywhere(explorer, dtype, quantity):
     # within a few dozen units in the last place (float64's softplus is off by up
     # to about 15 near x = -33), and exact zeros only below the smallest normal
     eps, tiny = float(np.finfo(dtype).eps), float(np.finfo(dtype).smallest_normal)
-    for quantity in ("value", "gradient"):
-        stable = show(explorer, dtype=dtype, x_range=(low, high), quantity=quantity)["stable"]
-        assert stable.finite.all()
-        np.testing.assert_allclose(stable.y, reference64(quantity, stable.x),
-                                   rtol=32 * eps, atol=tiny)
+    stable = show(explorer, dtype=dtype, x_range=X_BOUNDS[dtype], quantity=quantity)["stable"]
+    assert stable.finite.all()
+    np.testing.assert_allclose(stable.y, reference64(quantity, stable.x),
+                               rtol=32 * eps, atol=tiny)
 
 
 # -- the float64 story --------------------------------------------------------
 
 def test_float64_naive_gradient_is_zero_at_709_7_and_nan_from_709_8(explorer):
-    data = show(explorer, dtype="float64")
-    naive = data["naive"]
-    assert explorer.x_range_slider.max > 709.8
+    naive = show(explorer, dtype="float64")["naive"]
+    assert explorer.x_to_input.max > 709.8
     band = (naive.x >= 708.5) & (naive.x <= 709.7)
     assert band.sum() >= 3 and (naive.y[band] == 0.0).all()
     assert np.isnan(naive.y[naive.x >= 709.8]).all()
     assert explorer.readout_values().x == 709.7
     assert explorer.readout_values().methods["naive"]["gradient"] == 0.0
-    explorer.readout_x_slider.value = 709.8
+    explorer.readout_x_input.value = 709.8
     assert np.isnan(explorer.readout_values().methods["naive"]["gradient"])
     assert explorer.readout_values().methods["stable"]["gradient"] == 1.0
 
 
-# -- controls -----------------------------------------------------------------
+# -- controls and state -------------------------------------------------------
 
-def test_dtype_change_moves_slider_bounds_and_default_views():
+def test_a_new_dtype_moves_the_bounds_and_the_opening_views():
     fresh = Log1pexpExplorer()
-    fresh.dtype_buttons.value = "float64"
-    assert (fresh.x_range_slider.min, fresh.x_range_slider.max) == X_BOUNDS["float64"]
-    assert fresh.state.x_range == DEFAULT_X_RANGE["float64"]
-    assert fresh.state.readout_x == DEFAULT_READOUT_X["float64"]
+    fresh.dtype_choice.value = "float64"
+    assert fresh.state == ExplorerState(dtype="float64") and controls_show(fresh, fresh.state)
     assert fresh.render_count == 2                     # one render per change
-    fresh.dtype_buttons.value = "float16"
-    assert (fresh.readout_x_slider.min, fresh.readout_x_slider.max) == X_BOUNDS["float16"]
-    assert fresh.state.x_range == DEFAULT_X_RANGE["float16"]
-    fresh.x_range_slider.value = (-3.0, 5.0)           # a range of the learner's own
-    fresh.dtype_buttons.value = "float32"
+    fresh.dtype_choice.value = "float16"
+    assert fresh.state == ExplorerState(dtype="float16") and controls_show(fresh, fresh.state)
+    fresh.x_from_input.value = -3.0                    # a range of the learner's own
+    fresh.x_to_input.value = 5.0
+    fresh.dtype_choice.value = "float32"
     assert fresh.state.x_range == (-3.0, 5.0)          # kept: it fits
-    fresh.x_range_slider.value = (-100.0, 110.0)
-    fresh.dtype_buttons.value = "float16"
+    fresh.set_state(x_range=(-100.0, 110.0))
+    fresh.dtype_choice.value = "float16"
     assert fresh.state.x_range == (-16.0, 16.0)        # clamped to the new bounds
-    assert fresh.render_count == 7
+    assert controls_show(fresh, fresh.state)
+    assert fresh.render_count == 8                     # one render per change, always
+
+
+@pytest.mark.parametrize("control, value, expected", [
+    ("x_from_input", 50.0, {"x_range": (50.0, 100.0)}),
+    ("x_from_input", 110.0, {"x_range": (100.0, 110.0)}),     # a reversed range is sorted
+    ("x_to_input", -30.0, {"x_range": (-30.0, -20.0)}),
+    ("x_to_input", 1e9, {"x_range": (-20.0, 120.0)}),         # the input clamps it
+    ("readout_x_input", -1e9, {"readout_x": -120.0}),
+    ("quantity_choice", "relative_error", {"quantity": "relative_error"}),
+    ("dtype_choice", "float64", {"dtype": "float64", "x_range": (640.0, 720.0)}),
+])
+def test_a_control_change_becomes_a_new_state_and_the_controls_follow_it(control, value,
+                                                                        expected):
+    fresh = Log1pexpExplorer(num_points=40)
+    setattr(getattr(fresh, control), "value", value)
+    for name, number in expected.items():
+        assert getattr(fresh.state, name) == number, name
+    assert controls_show(fresh, fresh.state)
+    assert fresh.render_count == 2
+
+
+def test_ticking_a_method_changes_only_that_method():
+    fresh = Log1pexpExplorer(methods=("naive", "stable"), num_points=40)
+    fresh.method_checkboxes["documented"].value = True
+    assert fresh.state.methods == METHODS
+    fresh.method_checkboxes["naive"].value = False
+    assert fresh.state.methods == ("documented", "stable")
+    assert set(fresh.plotted_data()) == {"documented", "stable"}
+
+
+def test_set_state_renders_once_and_only_when_something_changed(explorer):
+    show(explorer)
+    count = explorer.render_count
+    explorer.set_state(dtype="float32", quantity="gradient", readout_x=88.5)
+    assert explorer.render_count == count
+    explorer.set_state(quantity="value", x_range=(0.0, 10.0), methods=("naive",))
+    assert explorer.render_count == count + 1
+    assert controls_show(explorer, explorer.state)
 
 
 def test_keyword_arguments_set_and_clamp_the_opening_state():
@@ -233,14 +281,19 @@ def test_keyword_arguments_set_and_clamp_the_opening_state():
     assert custom.state == ExplorerState(dtype="float64", x_range=X_BOUNDS["float64"],
                                          methods=("stable",), quantity="value",
                                          readout_x=X_BOUNDS["float64"][1])
-    assert [box.value for box in custom.method_checkboxes.values()] == [False, False, True]
+    assert controls_show(custom, custom.state)
     assert set(custom.plotted_data()) == {"stable"}
+
+
+@pytest.mark.parametrize("bad", [{"dtype": "int32"}, {"quantity": "third_derivative"},
+                                 {"methods": ("naive", "magic")}, {"x_range": (0, "far")}])
+def test_bad_settings_are_refused_in_plain_words(explorer, bad):
+    with pytest.raises(ValueError, match="must be|not one of them"):
+        Log1pexpExplorer(**bad)
+    before = explorer.state
     with pytest.raises(ValueError):
-        Log1pexpExplorer(dtype="int32")
-    with pytest.raises(ValueError):
-        Log1pexpExplorer(quantity="third_derivative")
-    with pytest.raises(ValueError):
-        Log1pexpExplorer(methods=("naive", "magic"))
+        explorer.set_state(**bad)
+    assert explorer.state == before and controls_show(explorer, before)
 
 
 def every_extreme(dtype):
@@ -259,24 +312,24 @@ def test_every_control_extreme_renders_without_warnings():
         for dtype in DTYPES:
             ranges, readouts = every_extreme(dtype)
             for quantity, methods in itertools.product(QUANTITIES, subsets):
-                count = corner.render_count
                 corner.set_state(dtype=dtype, quantity=quantity, methods=methods,
                                  x_range=ranges[0], readout_x=readouts[0])
-                assert corner.render_count == count + 1      # one render per set_state
                 assert set(corner.plotted_data()) == set(methods)
-                assert corner.text_summary()
+                assert corner.text_summary() and corner.alt_text()
             for quantity in QUANTITIES:
                 corner.set_state(methods=METHODS, quantity=quantity)
-                for slider, values in ((corner.x_range_slider, ranges),   # ends, zero width
-                                       (corner.readout_x_slider, readouts)):
-                    for value in values:
-                        count = corner.render_count
-                        changed = slider.value != value
-                        slider.value = value
-                        assert corner.render_count == count + changed
-                        state = corner.state
-                        assert X_BOUNDS[dtype][0] <= state.x_range[0] <= state.x_range[1]
-                        assert state.x_range[1] <= X_BOUNDS[dtype][1]
+                for low, high in ranges:                  # ends, zero width
+                    # typed in the order a learner would: the end that moves out first
+                    inputs = [(corner.x_from_input, low), (corner.x_to_input, high)]
+                    if low > corner.state.x_range[1]:
+                        inputs.reverse()
+                    for control, value in inputs:
+                        control.value = value
+                    assert corner.state.x_range == (low, high)
+                for value in readouts:
+                    corner.readout_x_input.value = value
+                    assert corner.state.readout_x == value
+                assert controls_show(corner, corner.state)
             for checkbox in corner.method_checkboxes.values():
                 checkbox.value = not checkbox.value
                 checkbox.value = not checkbox.value
@@ -284,17 +337,38 @@ def test_every_control_extreme_renders_without_warnings():
 
 
 def test_a_zero_width_range_still_shows_its_points(explorer):
-    data = show(explorer, x_range=(88.5, 88.5))
-    for series in data.values():
+    plotted = show(explorer, x_range=(88.5, 88.5))
+    for series in plotted.values():
         assert series.x.size == 400 and (series.x == 88.5).all()
-    assert (data["naive"].y == 0.0).all()
+    assert (plotted["naive"].y == 0.0).all()
 
 
 def test_no_method_selected_renders_an_empty_plot_and_says_so(explorer):
     assert show(explorer, methods=()) == {}
     assert "No method selected." in explorer.text_summary()
+    assert "No method is shown." in explorer.alt_text()
     assert "No method is selected" in explorer.readout_html.value
     assert explorer.readout_values().methods == {}
+
+
+def test_curves_are_cached_per_grid_and_per_point(explorer):
+    show(explorer)
+    grid, point = data.grid_curves.cache_info(), data.point_curves.cache_info()
+    show(explorer, quantity="value")                 # same grid, same readout point
+    assert data.grid_curves.cache_info().hits > grid.hits
+    assert data.point_curves.cache_info().hits > point.hits
+    assert not data.grid_curves(*("float32", -20.0, 100.0, 400)).x.flags.writeable
+    data.clear_caches()
+    assert data.grid_curves.cache_info().currsize == data.point_curves.cache_info().currsize == 0
+
+
+def test_a_text_placed_nowhere_is_not_drawn():
+    figure = ExplorerFigure()
+    render_png(figure=figure)
+    stray = figure._text(np.nan, np.nan, "nowhere", transform=figure.figure.transFigure)
+    before = figure.figure.canvas.buffer_rgba().tobytes()
+    stray.draw(figure.figure.canvas.get_renderer())
+    assert figure.figure.canvas.buffer_rgba().tobytes() == before
 
 
 # -- what is shown: text, readout, picture ------------------------------------
@@ -302,18 +376,25 @@ def test_no_method_selected_renders_an_empty_plot_and_says_so(explorer):
 class DataAttributes(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
-        self.found = []
+        self.found, self.images = [], []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
         if any(key.startswith("data-") for key in attrs):
             self.found.append(attrs)
 
 
-def readout_attributes(explorer):
+def parse(markup: str) -> DataAttributes:
     parser = DataAttributes()
-    parser.feed(explorer.readout_html.value)
-    return parser.found[0], {row["data-method"]: row for row in parser.found[1:]}
+    parser.feed(markup)
+    return parser
+
+
+def readout_attributes(explorer):
+    found = parse(explorer.readout_html.value).found
+    return found[0], {row["data-method"]: row for row in found[1:]}
 
 
 def test_readout_html_carries_machine_readable_values(explorer):
@@ -325,7 +406,7 @@ def test_readout_html_carries_machine_readable_values(explorer):
     assert outer["data-naive-gradient"] == "0.0" and outer["data-stable-gradient"] == "1.0"
     assert rows["naive"]["data-gradient"] == "0.0"
     assert rows["documented"]["data-value"] == "88.5"
-    explorer.readout_x_slider.value = 100.0
+    explorer.readout_x_input.value = 100.0
     outer, rows = readout_attributes(explorer)
     assert outer["data-x"] == "100.0"
     assert outer["data-naive-value"] == "inf" and outer["data-naive-gradient"] == "nan"
@@ -335,20 +416,26 @@ def test_readout_html_carries_machine_readable_values(explorer):
     assert int(outer["data-render-count"]) == explorer.render_count
 
 
-def test_every_control_changes_the_text_summary_and_readout(explorer):
+@pytest.mark.parametrize("control, value", [
+    ("readout_x_input", -10.0), ("quantity_choice", "value"), ("x_from_input", -30.0),
+    ("x_to_input", 30.0), ("dtype_choice", "float64"),
+])
+def test_every_control_changes_the_summary_the_alt_text_and_the_readout(explorer, control,
+                                                                       value):
     show(explorer)
-    changes = [
-        lambda: setattr(explorer.readout_x_slider, "value", -10.0),
-        lambda: setattr(explorer.quantity_buttons, "value", "value"),
-        lambda: setattr(explorer.x_range_slider, "value", (-30.0, 30.0)),
-        lambda: setattr(explorer.method_checkboxes["naive"], "value", False),
-        lambda: setattr(explorer.dtype_buttons, "value", "float64"),
-    ]
-    for change in changes:
-        text, html_before = explorer.text_summary(), explorer.readout_html.value
-        change()
-        assert explorer.text_summary() != text
-        assert explorer.readout_html.value != html_before
+    before = (explorer.text_summary(), explorer.alt_text(), explorer.readout_html.value)
+    setattr(getattr(explorer, control), "value", value)
+    after = (explorer.text_summary(), explorer.alt_text(), explorer.readout_html.value)
+    assert all(a != b for a, b in zip(before, after))
+
+
+def test_unticking_a_method_changes_the_summary_and_the_alt_text(explorer):
+    show(explorer)
+    before = (explorer.text_summary(), explorer.alt_text())
+    explorer.method_checkboxes["naive"].value = False
+    assert "naive autodiff:" not in explorer.text_summary()
+    assert "naive autodiff:" not in explorer.alt_text()
+    assert (explorer.text_summary(), explorer.alt_text()) != before
 
 
 def test_text_summary_states_the_story(explorer):
@@ -365,29 +452,70 @@ def test_text_summary_states_the_story(explorer):
     assert "0x" not in text
 
 
-def test_display_bundle_has_a_widget_view_and_a_plain_text_summary(explorer):
+def test_the_plot_says_in_words_what_it_shows(explorer):
+    show(explorer)
+    (image,) = parse(explorer.plot.value).images
+    assert image["alt"] == explorer.alt_text()
+    assert (image["width"], image["height"]) == ("640", "420")
+    assert image["src"].startswith("data:image/png;base64,")
+    alt = explorer.alt_text()
+    assert alt.startswith("Plot of the float32 gradient of log(1 + e^x) for x from -20.00 "
+                          "to 100.00.")
+    assert "naive autodiff: nan from x = 88.87; silent 0.0 for x in [87.37, 88.57]." in alt
+    assert "a dashed line at x = 88.72, where exp(x) overflows" in alt
+    assert "a shaded band from x = 87.34" in alt
+    assert "the readout line at x = 88.5" in alt
+    show(explorer, quantity="relative_error", x_range=(-25.0, 5.0))
+    assert "(symmetric log scale)" in explorer.alt_text()
+    assert "shaded band" not in explorer.alt_text()
+
+
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(explorer):
+    show(explorer)
     bundle = explorer._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", WIDGET_VIEW}
-    assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
+    assert bundle[WIDGET_VIEW] == {"version_major": 2, "version_minor": 0,
+                                   "model_id": explorer.widget.model_id}
+    still = parse(bundle["text/html"])
+    (image,) = still.images
+    assert image["alt"] == explorer.alt_text()
+    assert "still picture (dtype float32; plot gradient; methods: naive autodiff, " \
+           "documented rule, stable rule; x from -20.00 to 100.00; readout x = 88.5)" \
+           in bundle["text/html"]
+    assert still.found[0]["data-naive-gradient"] == "0.0"
+    # the same view gives the same bytes: nbval compares this output
+    assert Log1pexpExplorer()._repr_mimebundle_()["text/html"].replace(
+        "data-render-count='1'", "") == bundle["text/html"].replace(
+        f"data-render-count='{explorer.render_count}'", "")
 
 
 def test_controls_and_outputs_carry_css_classes(explorer):
     elements = {
-        "explorer": explorer.widget, "dtype": explorer.dtype_buttons,
-        "range": explorer.x_range_slider, "methods": explorer.methods_box,
-        "quantity": explorer.quantity_buttons, "readout_x": explorer.readout_x_slider,
-        "plot": explorer.plot_image, "readout": explorer.readout_html,
+        "explorer": explorer.widget, "dtype": explorer.dtype_choice,
+        "quantity": explorer.quantity_choice, "methods": explorer.methods_box,
+        "range": explorer.range_box, "x_from": explorer.x_from_input,
+        "x_to": explorer.x_to_input, "readout_x": explorer.readout_x_input,
+        "plot": explorer.plot, "readout": explorer.readout_html,
     }
+    assert set(elements) == set(CSS_CLASSES)
     for key, element in elements.items():
         assert CSS_CLASSES[key] in element._dom_classes
     for method, box in explorer.method_checkboxes.items():
         assert f"log1pexp-method-{method}" in box._dom_classes
 
 
+def test_every_control_is_labelled(explorer):
+    labels = [explorer.dtype_choice.description, explorer.quantity_choice.description,
+              explorer.x_from_input.description, explorer.x_to_input.description,
+              explorer.readout_x_input.description,
+              *(box.description for box in explorer.method_checkboxes.values())]
+    assert all(labels) and len(set(labels)) == len(labels)
+
+
 def test_nan_and_inf_points_are_marked_in_the_strip(explorer):
-    data = show(explorer, quantity="value")
+    plotted = show(explorer, quantity="value")
     figure = explorer._figure
-    for method, series in data.items():
+    for method, series in plotted.items():
         for kind in ("nan", "posinf", "neginf", "zero"):
             marks = figure.flags[method][kind]
             np.testing.assert_array_equal(marks.get_xdata(), series.x[series.mask(kind)])
@@ -408,7 +536,7 @@ def test_the_picture_is_a_640_by_420_png():
 
 def test_moving_only_the_readout_repaints_the_same_pixels_as_a_full_render(explorer):
     show(explorer)
-    explorer.readout_x_slider.value = 50.0         # fast path: readout marks only
+    explorer.readout_x_input.value = 50.0          # fast path: readout marks only
     assert explorer.png == render_png(explorer.state, ExplorerFigure())
 
 
@@ -417,7 +545,7 @@ def test_the_picture_ignores_the_notebooks_matplotlib_settings():
 
     from autodiff_course.plotting import use_course_style
 
-    state = ExplorerState.default("float32", quantity="relative_error", x_range=(-25.0, 5.0))
+    state = ExplorerState(quantity="relative_error", x_range=(-25.0, 5.0))
     plain = render_png(state)
     with mpl.rc_context({"font.size": 20, "lines.linewidth": 5, "axes.grid": False,
                          "text.hinting": "none", "path.simplify": False}):

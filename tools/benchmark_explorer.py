@@ -1,4 +1,5 @@
-"""Time the log1pexp explorer's kernel-side work per control change.
+"""Time the log1pexp explorer (lesson 03): kernel-side work per change, PNG encoders,
+and the pieces that measure key-press-to-paint latency in a browser.
 
     python tools/benchmark_explorer.py                 # 60 changes of each kind
     python tools/benchmark_explorer.py --changes 100
@@ -6,15 +7,19 @@
 
 Drives the widget from Python, as a browser would through the widget's comm:
 each change sets one control's ``value`` and waits for the observer to finish
-(compute with ``tf.GradientTape``, update the figure in place, draw with Agg,
-encode the PNG, update the readout HTML). Prints the median and 95th percentile
-of that time in ms per kind of change, split into compute (TensorFlow and NumPy)
-and render (everything after). Sending the PNG to the browser and painting it
-are not included: ``tools/benchmark.py`` measures those end to end in Chromium.
+(new state, compute with ``tf.GradientTape``, update the figure in place, draw
+with Agg, encode the PNG, fill the plot and readout HTML). Prints the median and
+95th percentile of that time in ms per kind of change, split into compute
+(TensorFlow and NumPy) and render (everything after), and times the two PNG
+encoders on the explorer's own picture: ``autodiff_course.plotting.encode_png``,
+which the course keeps, and Pillow at zlib level 1, which matplotlib's
+``savefig`` uses.
 
-The budget is about 30 ms per change (median), so that a change reaches the
-screen within the course's 70 ms target. Timings are noisy on a shared machine;
-run it on an idle one.
+Sending the picture to the browser and painting it are not included:
+``tools/benchmark.py`` (``./course.sh bench``) measures those end to end in
+Chromium with :func:`measure_latency` and the two cells below, against the floor
+of an ``Image`` widget that swaps two ready-made PNGs. Timings are noisy on a
+shared machine; run it on an idle one.
 """
 
 from __future__ import annotations
@@ -24,6 +29,84 @@ import os
 import statistics
 import time
 
+# Notebook cells for the browser measurement: the floor, then the explorer.
+FLOOR_CELL = '''\
+import io
+import ipywidgets as widgets
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+def _png(colour):
+    figure, axes = plt.subplots(figsize=(7.5, 4.0), dpi=80)
+    axes.plot([0, 1], [0, 1], color=colour)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()
+
+_pictures = [_png("#0072B2"), _png("#D55E00")]
+floor_slider = widgets.IntSlider(value=0, min=0, max=1000, description="floor")
+floor_image = widgets.Image(value=_pictures[0], format="png")
+floor_slider.observe(lambda change: setattr(floor_image, "value", _pictures[change["new"] % 2]),
+                     names="value")
+floor = widgets.VBox([floor_slider, floor_image])
+floor.add_class("benchmark-floor")
+floor'''
+
+EXPLORER_CELL = '''\
+from autodiff_course.widgets.log1pexp import Log1pexpExplorer
+explorer = Log1pexpExplorer()
+explorer'''
+
+# (container, control that takes the key presses, element whose picture changes, keys)
+FLOOR = (".benchmark-floor", ".noUi-handle", "img", ("ArrowRight", "ArrowLeft"))
+EXPLORER = (".log1pexp-explorer", ".log1pexp-x-from input", ".log1pexp-plot",
+            ("ArrowUp", "ArrowDown"))
+
+# Runs in the page before a real key press; resolves with the time from that key
+# press (the event's own timestamp) to the second frame after the new picture is
+# decoded, whether the picture's ``src`` changed (an Image widget) or a new <img>
+# replaced it (an HTML widget).
+ARM_JS = """([container, picture]) => {
+    const root = document.querySelector(container);
+    const target = root.querySelector(picture);
+    let pressed = null;
+    window.__latency = new Promise(resolve => {
+        const observer = new MutationObserver(() => {
+            observer.disconnect();
+            const image = target.tagName === 'IMG' ? target : target.querySelector('img');
+            const decoded = image && image.decode ? image.decode().catch(() => null)
+                                                  : Promise.resolve();
+            decoded.then(() => requestAnimationFrame(() => requestAnimationFrame(
+                () => resolve(pressed === null ? null : performance.now() - pressed))));
+        });
+        observer.observe(target, {attributes: true, attributeFilter: ['src'],
+                                  childList: true, subtree: true});
+        setTimeout(() => { observer.disconnect(); resolve(null); }, 5000);
+    });
+    root.addEventListener('keydown', event => { pressed = event.timeStamp; },
+                          {capture: true, once: true});
+}"""
+
+
+def measure_latency(page, target: tuple, changes: int) -> list[float]:
+    """Press arrow keys on ``target`` (:data:`FLOOR` or :data:`EXPLORER`) in a Playwright
+    page where its cell has run; return the key-press-to-paint latencies in ms."""
+    container, control, picture, (forward, back) = target
+    handle = page.locator(f"{container} {control}").first
+    samples = []
+    for index in range(changes):
+        key = forward if (index // 5) % 2 == 0 else back
+        page.evaluate(ARM_JS, [container, picture])
+        handle.focus()
+        page.keyboard.press(key)
+        elapsed = page.evaluate("() => window.__latency")
+        if elapsed is not None:
+            samples.append(elapsed)
+        page.wait_for_timeout(150)
+    return samples
+
 
 def percentile(values, fraction: float) -> float:
     ordered = sorted(values)
@@ -32,59 +115,86 @@ def percentile(values, fraction: float) -> float:
 
 
 def change_plan(explorer, changes: int) -> dict:
-    """Kind of change -> list of functions, each making one change."""
+    """Kind of change -> (reset, list of functions each making one change)."""
     import numpy as np
 
-    from autodiff_course.log1pexp import DTYPES, METHODS, QUANTITIES
-    from autodiff_course.widgets.log1pexp_explorer import (
-        DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, X_BOUNDS)
+    from autodiff_course.widgets.log1pexp import (
+        DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, DTYPES, METHODS, QUANTITIES,
+        X_BOUNDS)
 
     rng = np.random.default_rng(0)
 
     def set_value(control, value):
         return lambda: setattr(control, "value", value)
 
-    def reset(**state):
-        return lambda: explorer.set_state(**state)
-
     low, high = DEFAULT_X_RANGE["float32"]
     bound_low, bound_high = X_BOUNDS["float32"]
     default = dict(dtype="float32", x_range=(low, high), methods=METHODS,
                    quantity=DEFAULT_QUANTITY, readout_x=DEFAULT_READOUT_X["float32"])
-    # Arrow-key steps of the low handle (each one a new range: never cached).
-    steps = [set_value(explorer.x_range_slider, (round(low + 0.1 * (i + 1), 1), high))
+
+    def reset():
+        explorer.set_state(**default)
+
+    # Arrow-key steps of the range's low end (each one a new range: never cached).
+    steps = [set_value(explorer.x_from_input, round(low + 0.1 * (i + 1), 1))
              for i in range(changes)]
     jumps = []
     for _ in range(changes):
         a, b = sorted(rng.uniform(bound_low, bound_high, size=2))
-        jumps.append(set_value(explorer.x_range_slider, (round(a, 1), round(b, 1))))
-    readout = [set_value(explorer.readout_x_slider, round(80.0 + 0.1 * (i + 1), 1))
+        jumps.append(lambda a=a, b=b: explorer.set_state(x_range=(round(a, 1), round(b, 1))))
+    readout = [set_value(explorer.readout_x_input, round(80.0 + 0.1 * (i + 1), 1))
                for i in range(changes)]
-    quantities = [set_value(explorer.quantity_buttons, QUANTITIES[(i + 2) % len(QUANTITIES)])
+    quantities = [set_value(explorer.quantity_choice, QUANTITIES[(i + 2) % len(QUANTITIES)])
                   for i in range(changes)]
     boxes = list(explorer.method_checkboxes.values())
-    toggles = []
-    for i in range(changes):
-        box = boxes[i % len(boxes)]
-        toggles.append(lambda box=box: setattr(box, "value", not box.value))
-    dtypes = [set_value(explorer.dtype_buttons, DTYPES[(i + 1) % len(DTYPES)])
+    toggles = [lambda box=boxes[i % len(boxes)]: setattr(box, "value", not box.value)
+               for i in range(changes)]
+    dtypes = [set_value(explorer.dtype_choice, DTYPES[(i + 1) % len(DTYPES)])
               for i in range(changes)]
     return {
-        "x range (arrow-key steps)": (reset(**default), steps),
-        "x range (jumps)": (reset(**default), jumps),
-        "readout x": (reset(**default), readout),
-        "quantity": (reset(**default), quantities),
-        "methods": (reset(**default), toggles),
-        "dtype": (reset(**default), dtypes),
+        "x range (arrow-key steps)": (reset, steps),
+        "x range (jumps)": (reset, jumps),
+        "readout x": (reset, readout),
+        "quantity": (reset, quantities),
+        "methods": (reset, toggles),
+        "dtype": (reset, dtypes),
     }
+
+
+def png_encoders(repeats: int = 30) -> dict:
+    """Median ms and bytes of both PNG encoders on the explorer's opening picture."""
+    import io
+
+    from PIL import Image
+
+    from autodiff_course.plotting import encode_png
+    from autodiff_course.widgets.log1pexp import ExplorerFigure, render_png
+
+    figure = ExplorerFigure()
+    render_png(figure=figure)
+    rgba = figure.rgba().copy()
+
+    def pillow(pixels) -> bytes:   # what matplotlib's savefig(format="png") runs
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
+    results = {}
+    for name, encode in (("encode_png (kept)", encode_png), ("Pillow, zlib level 1", pillow)):
+        times = []
+        for _ in range(repeats):
+            begin = time.perf_counter()
+            data = encode(rgba)
+            times.append((time.perf_counter() - begin) * 1e3)
+        results[name] = {"ms": statistics.median(times), "bytes": len(data)}
+    return results
 
 
 def run(changes: int, cold: bool) -> dict:
     from autodiff_course.notebook_setup import silence_tensorflow_logs
 
     silence_tensorflow_logs()  # as a notebook's setup cell would, before TensorFlow loads
-    from autodiff_course import log1pexp as numerics
-    from autodiff_course.widgets.log1pexp_explorer import Log1pexpExplorer
+    from autodiff_course.widgets.log1pexp import Log1pexpExplorer, data
 
     started = time.perf_counter()
     import tensorflow  # noqa: F401  (a notebook has imported it in its setup cell)
@@ -99,7 +209,7 @@ def run(changes: int, cold: bool) -> dict:
         totals, computes, renders = [], [], []
         for change in plan:
             if cold:
-                numerics.clear_caches()
+                data.clear_caches()
             begin = time.perf_counter()
             change()
             totals.append((time.perf_counter() - begin) * 1e3)
@@ -110,12 +220,13 @@ def run(changes: int, cold: bool) -> dict:
     # TensorFlow alone: three methods, value + gradient + second derivative, 400 points.
     tf_ms = []
     for i in range(changes):
-        numerics.clear_caches()
+        data.clear_caches()
         begin = time.perf_counter()
-        numerics.compute_curves(-20.0 + 0.1 * i, 100.0, "float32")
+        data.grid_curves("float32", -20.0 + 0.1 * i, 100.0, 400)
         tf_ms.append((time.perf_counter() - begin) * 1e3)
     return {"import_ms": import_ms, "first_render_ms": first, "kinds": results,
-            "tensorflow": tf_ms, "renders": explorer.render_count}
+            "tensorflow": tf_ms, "renders": explorer.render_count,
+            "png_encoders": png_encoders()}
 
 
 def main(argv=None) -> int:
@@ -148,6 +259,9 @@ def main(argv=None) -> int:
     print(f"TensorFlow alone (3 methods x value, gradient, 2nd derivative, 400 points, "
           f"float32, uncached): median {statistics.median(tensorflow):.1f} ms, "
           f"p95 {percentile(tensorflow, 0.95):.1f} ms")
+    print("PNG encoders on the explorer's 640 x 420 picture (median of 30):")
+    for name, figures in result["png_encoders"].items():
+        print(f"  {name:24s} {figures['ms']:6.1f} ms  {figures['bytes']:7d} bytes")
     return 0
 
 

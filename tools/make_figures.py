@@ -23,18 +23,18 @@ FIGURE_DPI = 100   # 800 x 525 pixels: the widget's 640 x 420 layout, sharper
 
 def figure_states() -> dict:
     """File name -> the explorer state it shows."""
-    from autodiff_course.widgets.log1pexp_explorer import ExplorerState
+    from autodiff_course.widgets.log1pexp import ExplorerState
 
     return {
         # The opening view: float32 gradients, readout in the silent 0.0 band.
-        "log1pexp-explorer.png": ExplorerState.default("float32"),
+        "log1pexp-explorer.png": ExplorerState(dtype="float32"),
         # float64 tells the same story further out: 0.0 at 709.7, nan from 709.8.
-        "log1pexp-explorer-float64.png": ExplorerState.default("float64"),
+        "log1pexp-explorer-float64.png": ExplorerState(dtype="float64"),
         # The documented rule cancels for negative x: 4.6e-4 at -10, 17 % at -15,
         # 100 % (a 0.0 gradient) from -16.6 down; the other two stay at float32's
         # rounding error.
-        "log1pexp-relative-error.png": ExplorerState.default(
-            "float32", x_range=(-25.0, 5.0), quantity="relative_error", readout_x=-15.0),
+        "log1pexp-relative-error.png": ExplorerState(
+            dtype="float32", x_range=(-25.0, 5.0), quantity="relative_error", readout_x=-15.0),
     }
 
 
@@ -43,7 +43,7 @@ def render_all() -> dict[str, bytes]:
     from autodiff_course.notebook_setup import silence_tensorflow_logs
 
     silence_tensorflow_logs()  # also keeps oneDNN off, which the figures' bytes rely on
-    from autodiff_course.widgets.log1pexp_explorer import ExplorerFigure, render_png
+    from autodiff_course.widgets.log1pexp import ExplorerFigure, render_png
 
     figure = ExplorerFigure(dpi=FIGURE_DPI)
     return {name: render_png(state, figure) for name, state in figure_states().items()}

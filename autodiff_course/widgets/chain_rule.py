@@ -1,16 +1,21 @@
 """The chain-rule explorer of lesson 01.
 
-Move x and watch four numbers agree: the local derivative d(output)/dx, the
+Change x and watch four numbers agree: the local derivative d(output)/dx, the
 upstream gradient dy = d(loss)/d(output), their product (the chain rule), and what
 ``tf.GradientTape`` returns for d(loss)/dx, for ``output = log(1 + e^x)`` and
 ``loss = output**2``.
+
+Shape: :func:`chain_rule_values` computes a :class:`ChainRuleValues`;
+:func:`render_html` and :func:`render_text` show it; :class:`ChainRuleExplorer`
+is the thin widget around them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from . import PlainTextDisplay
+from .display import WidgetDisplay, still_html
 
 X_MIN, X_MAX, X_STEP = -6.0, 6.0, 0.25
 
@@ -30,6 +35,17 @@ class ChainRuleValues:
         scale = max(1.0, abs(self.chain_rule))
         return (abs(self.chain_rule - self.tape_loss_gradient) <= 1e-5 * scale
                 and abs(self.chain_rule - self.tape_output_gradients) <= 1e-5 * scale)
+
+
+def clamp_x(x) -> float:
+    """``x`` as a float within the explorer's range; a clear error if it is no number."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"x must be a number, not {x!r}.") from None
+    if math.isnan(value):
+        raise ValueError("x must be a number, not nan.")
+    return min(max(value, X_MIN), X_MAX)
 
 
 def chain_rule_values(x: float) -> ChainRuleValues:
@@ -65,13 +81,15 @@ _ROWS = [
 
 
 def render_html(values: ChainRuleValues) -> str:
+    """The readout table: each factor, a bar of its size, and the code that computes it."""
     largest = max(abs(getattr(values, field)) for _, field, _ in _ROWS) or 1.0
     rows = []
     for label, field, code in _ROWS:
         number = getattr(values, field)
         width = int(round(160 * abs(number) / largest))
         rows.append(
-            f"<tr><td style='padding:2px 8px'>{label}</td>"
+            f"<tr><th scope='row' style='padding:2px 8px;text-align:left;"
+            f"font-weight:normal'>{label}</th>"
             f"<td style='padding:2px 8px;text-align:right;font-family:monospace'>"
             f"{number:.6f}</td>"
             f"<td style='padding:2px 8px'><div style='background:#0072B2;height:10px;"
@@ -94,30 +112,30 @@ def render_text(values: ChainRuleValues) -> str:
             f"{values.tape_output_gradients:.6f} ({verdict}).")
 
 
-class ChainRuleExplorer(PlainTextDisplay):
-    """A slider for x and a live table of the chain rule's factors (lesson 01)."""
+class ChainRuleExplorer(WidgetDisplay):
+    """A number input for x (arrow keys step by 0.25) and a live table of the chain
+    rule's factors (lesson 01). ``x`` outside -6..6 is clamped."""
 
     def __init__(self, x: float = 1.0):
         import ipywidgets as widgets
 
-        self.slider = widgets.FloatSlider(
-            value=min(max(float(x), X_MIN), X_MAX), min=X_MIN, max=X_MAX, step=X_STEP,
-            description="x", readout_format=".2f", continuous_update=True,
-            layout=widgets.Layout(width="420px"),
-        )
-        self.readout = widgets.HTML()
-        self.widget = widgets.VBox([self.slider, self.readout])
+        self.values = chain_rule_values(clamp_x(x))
+        self.x_input = widgets.BoundedFloatText(
+            value=self.values.x, min=X_MIN, max=X_MAX, step=X_STEP, description="x",
+            continuous_update=False, layout=widgets.Layout(width="220px"))
+        self.readout = widgets.HTML(render_html(self.values))
+        self.widget = widgets.VBox([self.x_input, self.readout])
         self.widget.add_class("chain-rule-explorer")
-        self.slider.observe(self._on_slider, names="value")
-        self.values = None
-        self.update()
+        self.x_input.add_class("chain-rule-x")
+        self.x_input.observe(self._on_x, names="value")
 
-    def _on_slider(self, change) -> None:
-        self.update()
-
-    def update(self) -> None:
-        self.values = chain_rule_values(self.slider.value)
+    def _on_x(self, change) -> None:
+        self.values = chain_rule_values(clamp_x(change["new"]))
         self.readout.value = render_html(self.values)
 
     def text_summary(self) -> str:
         return render_text(self.values)
+
+    def static_html(self) -> str:
+        return still_html("chain-rule-explorer", "Chain-rule explorer",
+                          f"x = {self.values.x:.2f}", render_html(self.values))

@@ -19,6 +19,10 @@ Every value is computed with ``tf.GradientTape`` in float32. The Jacobians are
 computed with ``experimental_use_pfor=False`` on a persistent tape: for these
 tiny sizes the loop is quicker than building a vectorised function on every
 update.
+
+Shape: :func:`jacobian_structure` computes a :class:`JacobianStructure`;
+:func:`render_png`, :func:`render_html`, :func:`render_text` and :func:`alt_text`
+show it; :class:`JacobianHeatmap` is the thin widget around them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import PlainTextDisplay
+from .display import WidgetDisplay, image_html, still_html
 
 INS, OUTS = 3, 2
 BATCH_MIN, BATCH_MAX = 2, 6
@@ -51,21 +55,38 @@ INPUTS = np.array([[0.5, -1.0, 0.3],
                    [0.7, 1.0, 0.6]])       # (BATCH_MAX, ins)
 
 
+def check_layer(layer: str) -> str:
+    """``layer`` if it is one of :data:`LAYERS`, else a ``ValueError`` naming them."""
+    if layer not in LAYERS:
+        names = ", ".join(f"'{name}'" for name in LAYERS)
+        raise ValueError(f"layer must be one of {names}, not {layer!r}.")
+    return layer
+
+
+def clamp_batch(batch) -> int:
+    """``batch`` as a whole number from BATCH_MIN to BATCH_MAX; an error if it is none."""
+    try:
+        value = float(batch)
+    except (TypeError, ValueError):
+        raise ValueError(f"batch must be a whole number, not {batch!r}.") from None
+    if not value.is_integer():
+        raise ValueError(f"batch must be a whole number, not {batch!r}.")
+    return int(min(max(value, BATCH_MIN), BATCH_MAX))
+
+
 def layer_output(layer: str, x):
     """The output of ``layer`` for a batch ``x`` (batch, ins), in TensorFlow."""
     import tensorflow as tf
 
     w = tf.constant(WEIGHTS, dtype=x.dtype)
-    if layer == "independent":
+    if check_layer(layer) == "independent":
         return tf.tanh(x @ w)
     if layer == "centred":
         return tf.tanh((x - tf.reduce_mean(x, axis=0, keepdims=True)) @ w)
-    if layer == "batch norm":
-        h = x @ w
-        mean = tf.reduce_mean(h, axis=0, keepdims=True)
-        variance = tf.reduce_mean((h - mean) ** 2, axis=0, keepdims=True)
-        return (h - mean) / tf.sqrt(variance + BATCH_NORM_EPSILON)
-    raise ValueError(f"unknown layer {layer!r}; choose one of {sorted(LAYERS)}")
+    h = x @ w                                          # batch norm
+    mean = tf.reduce_mean(h, axis=0, keepdims=True)
+    variance = tf.reduce_mean((h - mean) ** 2, axis=0, keepdims=True)
+    return (h - mean) / tf.sqrt(variance + BATCH_NORM_EPSILON)
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,12 @@ class JacobianStructure:
     def difference_from_column_sums(self) -> float:
         return float(np.abs(self.batch_jacobian - self.column_sums).max())
 
+    @property
+    def colour_limit(self) -> float:
+        """The largest |entry| of either Jacobian: the ends of the colour scale."""
+        return max(float(np.abs(self.full).max()), float(np.abs(self.batch_jacobian).max()),
+                   1e-6)
+
     def as_matrix(self) -> np.ndarray:
         """The full Jacobian as a (batch·outs) × (batch·ins) matrix."""
         return self.full.reshape(self.batch * OUTS, self.batch * INS)
@@ -113,12 +140,10 @@ class JacobianStructure:
 
 
 def jacobian_structure(layer: str = "independent", batch: int = 3) -> JacobianStructure:
-    """Both Jacobians of ``layer`` for the first ``batch`` rows of INPUTS."""
+    """Both Jacobians of ``layer`` for the first ``batch`` rows of INPUTS (clamped)."""
     import tensorflow as tf
 
-    if layer not in LAYERS:
-        raise ValueError(f"unknown layer {layer!r}; choose one of {sorted(LAYERS)}")
-    batch = int(min(max(int(batch), BATCH_MIN), BATCH_MAX))
+    layer, batch = check_layer(layer), clamp_batch(batch)
     x = tf.constant(INPUTS[:batch], dtype=tf.float32)
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x)
@@ -148,7 +173,7 @@ def render_figure(structure: JacobianStructure):
 
     full = structure.as_matrix()
     per_example = structure.batch_jacobian_matrix()
-    limit = max(float(np.abs(full).max()), float(np.nanmax(np.abs(per_example))), 1e-6)
+    limit = structure.colour_limit
     figure = Figure(figsize=(8.0, 3.4), dpi=80, layout="constrained")
     axes = figure.subplots(1, 2)
     image = None
@@ -166,9 +191,10 @@ def render_figure(structure: JacobianStructure):
 
 
 def render_png(structure: JacobianStructure) -> bytes:
-    from ..plotting import png_bytes
+    """The two heatmaps as PNG bytes (the course's encoder: same pixels, same bytes)."""
+    from ..plotting import figure_png
 
-    return png_bytes(render_figure(structure))
+    return figure_png(render_figure(structure))
 
 
 def _verdict(structure: JacobianStructure) -> tuple[str, str]:
@@ -208,7 +234,8 @@ def render_html(structure: JacobianStructure) -> str:
          structure.difference_from_column_sums),
     ]
     table = "".join(
-        f"<tr><td style='padding:2px 8px'>{label}</td><td style='padding:2px 8px;"
+        f"<tr><th scope='row' style='padding:2px 8px;text-align:left;font-weight:normal'>"
+        f"{label}</th><td style='padding:2px 8px;"
         f"text-align:right;font-family:monospace'>{value:.6f}</td></tr>"
         for label, value in rows)
     return (f"<div class='jacobian-heatmap-readout' data-layer='{structure.layer}' "
@@ -217,36 +244,62 @@ def render_html(structure: JacobianStructure) -> str:
             f"<table style='border-collapse:collapse'>{table}</table></div>")
 
 
-class JacobianHeatmap(PlainTextDisplay):
-    """Toggle the layer, slide the batch size, compare jacobian and batch_jacobian."""
+def alt_text(structure: JacobianStructure) -> str:
+    """The picture's text alternative: what the two heatmaps show."""
+    blocks, verdict = _verdict(structure)
+    rows, columns = structure.batch * OUTS, structure.batch * INS
+    limit = structure.colour_limit
+    return (f"Two heatmaps of dy/dx for the {structure.layer} layer, batch "
+            f"{structure.batch}, coloured from blue (-{limit:.2f}) through white (0) to red "
+            f"(+{limit:.2f}). Left: tape.jacobian, shape {structure.full.shape}, drawn as a "
+            f"{rows} by {columns} matrix of {structure.batch} by {structure.batch} blocks; "
+            f"it is {blocks} (largest cross-example entry "
+            f"{structure.cross_example_max:.6f}). Right: tape.batch_jacobian, shape "
+            f"{structure.batch_jacobian.shape}, drawn on the diagonal blocks; {verdict}.")
+
+
+class JacobianHeatmap(WidgetDisplay):
+    """Choose the layer, set the batch size, compare jacobian and batch_jacobian (lesson 05).
+
+    ``layer`` must be one of :data:`LAYERS` (else ``ValueError``); ``batch`` is
+    clamped to 2..6. Controls: ``layer`` (``RadioButtons``) and ``batch``
+    (``BoundedIntText``, arrow keys step by 1); outputs: ``image`` (``HTML``: the
+    PNG as an ``<img>`` with its text alternative) and ``readout`` (``HTML``).
+    """
 
     def __init__(self, layer: str = "independent", batch: int = 3):
         import ipywidgets as widgets
 
-        if layer not in LAYERS:
-            layer = "independent"
-        self.layer = widgets.ToggleButtons(options=list(LAYERS), value=layer,
-                                           description="layer")
-        self.batch = widgets.IntSlider(
-            value=int(min(max(int(batch), BATCH_MIN), BATCH_MAX)), min=BATCH_MIN,
-            max=BATCH_MAX, step=1, description="batch", continuous_update=False,
-            layout=widgets.Layout(width="320px"))
-        self.image = widgets.Image(format="png")
+        self.structure = jacobian_structure(layer, batch)
+        self.layer = widgets.RadioButtons(options=list(LAYERS), value=self.structure.layer,
+                                          description="layer")
+        self.batch = widgets.BoundedIntText(
+            value=self.structure.batch, min=BATCH_MIN, max=BATCH_MAX, step=1,
+            description="batch", continuous_update=False, layout=widgets.Layout(width="180px"))
+        self.image = widgets.HTML()
         self.readout = widgets.HTML()
-        self.widget = widgets.VBox([self.layer, self.batch, self.image, self.readout])
+        self.widget = widgets.VBox([widgets.HBox([self.layer, self.batch]), self.image,
+                                    self.readout])
         self.widget.add_class("jacobian-heatmap")
-        self.layer.observe(self._on_change, names="value")
-        self.batch.observe(self._on_change, names="value")
-        self.structure = None
-        self.update()
+        self.layer.add_class("jacobian-heatmap-layer")
+        self.batch.add_class("jacobian-heatmap-batch")
+        self.image.add_class("jacobian-heatmap-image")
+        self.layer.observe(lambda change: self._show(change["new"], self.structure.batch),
+                           names="value")
+        self.batch.observe(lambda change: self._show(self.structure.layer, change["new"]),
+                           names="value")
+        self._show(self.structure.layer, self.structure.batch)
 
-    def _on_change(self, change) -> None:
-        self.update()
-
-    def update(self) -> None:
-        self.structure = jacobian_structure(self.layer.value, self.batch.value)
-        self.image.value = render_png(self.structure)
+    def _show(self, layer: str, batch: int) -> None:
+        if (layer, batch) != (self.structure.layer, self.structure.batch):
+            self.structure = jacobian_structure(layer, batch)
+        self.image.value = image_html(render_png(self.structure), alt_text(self.structure))
         self.readout.value = render_html(self.structure)
 
     def text_summary(self) -> str:
         return render_text(self.structure)
+
+    def static_html(self) -> str:
+        return still_html("jacobian-heatmap", "Jacobian heatmap",
+                          f"layer {self.structure.layer}, batch {self.structure.batch}",
+                          self.image.value + self.readout.value)

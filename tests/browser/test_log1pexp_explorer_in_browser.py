@@ -1,7 +1,9 @@
-"""The log1pexp explorer of lesson 03, driven in Chromium with keyboard and mouse.
+"""The log1pexp explorer of lesson 03, driven in Chromium with mouse and keyboard.
 
 Every figure the readout shows after a change is compared with an independent
-float64 NumPy reference, and the plot image must have been replaced.
+float64 NumPy reference, and the plot must have been replaced, with a text
+alternative that follows it. (tests/browser/test_accessibility.py walks every
+control with the keyboard alone.)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ FIGURES = ROOT / "figures"
 
 EXPLORER = ".log1pexp-explorer"
 READOUT = ".log1pexp-readout [data-dtype]"
+PLOT = f"{EXPLORER} .log1pexp-plot img"
 
 
 def sigmoid64(x: float) -> float:
@@ -28,43 +31,25 @@ def softplus64(x: float) -> float:
 
 
 def readout(page) -> dict:
+    return page.evaluate(f"""() => Object.assign(
+        {{}}, document.querySelector('{READOUT}').dataset)""")
+
+
+def plot(page) -> dict:
     return page.evaluate(f"""() => {{
-        const node = document.querySelector('{READOUT}');
-        return Object.assign({{}}, node.dataset);
+        const image = document.querySelector('{PLOT}');
+        return {{src: image.src, alt: image.alt, width: image.naturalWidth,
+                 height: image.naturalHeight}};
     }}""")
 
 
-def image_source(page) -> str:
-    return page.evaluate(f"() => document.querySelector('{EXPLORER} .log1pexp-plot img, "
-                         f"{EXPLORER} img.log1pexp-plot').src")
-
-
-def wait_for_new_image(page, before: str) -> None:
+def wait_for_new_plot(page, before: dict) -> dict:
     page.wait_for_function(
         f"""(before) => {{
-            const image = document.querySelector('{EXPLORER} .log1pexp-plot img, '
-                                                 + '{EXPLORER} img.log1pexp-plot');
-            return image && image.src !== before && image.complete;
-        }}""", arg=before, timeout=20_000)
-
-
-def drag_handle(page, slider: str, index: int, to_fraction: float) -> None:
-    """Drag handle ``index`` of ``slider`` with the mouse to a fraction of its track."""
-    track = page.locator(f"{EXPLORER} {slider} .noUi-target").first.bounding_box()
-    handle = page.locator(f"{EXPLORER} {slider} .noUi-handle").nth(index).bounding_box()
-    page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
-    page.mouse.down()
-    target = track["x"] + to_fraction * track["width"]
-    page.mouse.move(target, handle["y"] + handle["height"] / 2, steps=8)
-    page.mouse.up()
-
-
-def choose(page, control: str, option: str, key: str) -> None:
-    """Click a toggle button and wait until the readout and the plot both follow."""
-    before = image_source(page)
-    page.locator(f"{EXPLORER} {control} button", has_text=option).first.click()
-    wait_for_readout(page, key, option)
-    wait_for_new_image(page, before)
+            const image = document.querySelector('{PLOT}');
+            return image && image.src !== before && image.complete && image.naturalWidth > 0;
+        }}""", arg=before["src"], timeout=20_000)
+    return plot(page)
 
 
 def wait_for_readout(page, key: str, value: str) -> None:
@@ -73,6 +58,15 @@ def wait_for_readout(page, key: str, value: str) -> None:
             const node = document.querySelector('{READOUT}');
             return node && node.dataset[key] === value;
         }}""", arg=[key, value], timeout=20_000)
+
+
+def type_number(page, control: str, text: str) -> None:
+    """Click into a number input, replace its text and press Enter."""
+    box = page.locator(f"{EXPLORER} {control} input").first
+    box.click()
+    box.press("Control+a")
+    box.type(text)
+    box.press("Enter")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +78,7 @@ def explorer_page(browser, lab):
     run_all_cells(page)
     page.locator(EXPLORER).first.scroll_into_view_if_needed()
     page.wait_for_selector(READOUT)
+    page.wait_for_selector(PLOT)
     yield page
     context.close()
 
@@ -97,21 +92,24 @@ def test_default_view_shows_the_silent_zero(explorer_page, artifacts):
     assert 87.4 <= x <= 88.7
     assert float(data["naiveGradient"]) == 0.0          # the silent 0.0 band
     assert float(data["stableGradient"]) == pytest.approx(sigmoid64(x), rel=1e-6)
+    shown = plot(page)
+    assert (shown["width"], shown["height"]) == (640, 420)
+    assert shown["alt"].startswith("Plot of the float32 gradient of log(1 + e^x)")
+    assert "silent 0.0 for x in [87.37, 88.57]" in shown["alt"]
     page.locator(EXPLORER).first.screenshot(path=str(artifacts / "explorer-default.png"))
     if os.environ.get("COURSE_UPDATE_SCREENSHOT"):  # refresh the README's curated picture
         page.locator(EXPLORER).first.screenshot(path=str(FIGURES / "explorer-in-jupyterlab.png"))
 
 
-def test_keyboard_moves_the_readout_and_the_values_follow(explorer_page):
+def test_arrow_keys_move_the_readout_and_the_values_follow(explorer_page):
     page = explorer_page
     before = readout(page)["x"]
-    handle = page.locator(f"{EXPLORER} .log1pexp-readout-x .noUi-handle").first
-    handle.focus()
+    page.locator(f"{EXPLORER} .log1pexp-readout-x input").first.focus()
     for _ in range(3):
-        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowDown")
     page.wait_for_function(
         f"(before) => document.querySelector('{READOUT}').dataset.x !== before", arg=before)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(500)
     data = readout(page)
     x = float(data["x"])
     assert x < float(before)
@@ -119,37 +117,52 @@ def test_keyboard_moves_the_readout_and_the_values_follow(explorer_page):
     assert float(data["stableGradient"]) == pytest.approx(sigmoid64(x), rel=1e-6)
 
 
-def test_switching_the_quantity_replots(explorer_page):
+def test_clicking_a_quantity_replots(explorer_page):
     page = explorer_page
-    choose(page, ".log1pexp-quantity", "value", "quantity")
+    before = plot(page)
+    page.locator(f"{EXPLORER} .log1pexp-quantity label", has_text="value").first.click()
+    wait_for_readout(page, "quantity", "value")
+    after = wait_for_new_plot(page, before)
+    assert after["alt"].startswith("Plot of the float32 value of log(1 + e^x)")
     data = readout(page)
-    x = float(data["x"])
-    assert float(data["documentedValue"]) == pytest.approx(softplus64(x), rel=1e-6)
+    assert float(data["documentedValue"]) == pytest.approx(softplus64(float(data["x"])),
+                                                           rel=1e-6)
 
 
-def test_mouse_on_the_range_slider_replots(explorer_page):
+def test_typing_a_range_replots(explorer_page):
     page = explorer_page
-    before_image, before = image_source(page), readout(page)
-    drag_handle(page, ".log1pexp-range", 0, 0.0)  # lower end to the far left
-    page.wait_for_function(
-        f"(before) => document.querySelector('{READOUT}').dataset.xMin !== before",
-        arg=before["xMin"], timeout=20_000)
-    wait_for_new_image(page, before_image)
-    assert float(readout(page)["xMin"]) < float(before["xMin"])
+    before = plot(page)
+    type_number(page, ".log1pexp-x-from", "-120")
+    wait_for_readout(page, "xMin", "-120.0")
+    after = wait_for_new_plot(page, before)
+    assert "for x from -120.00 to 100.00" in after["alt"]
     assert problems_on_page(page) == []
 
 
-def test_switching_to_float64_reaches_past_its_overflow(explorer_page, artifacts):
+def test_clicking_a_method_off_removes_it_from_plot_and_readout(explorer_page):
     page = explorer_page
-    choose(page, ".log1pexp-dtype", "float64", "dtype")
+    before = plot(page)
+    page.locator(f"{EXPLORER} .log1pexp-method-naive input").first.click()
+    wait_for_readout(page, "methods", "documented stable")
+    after = wait_for_new_plot(page, before)
+    assert "naive autodiff:" not in after["alt"]
+    page.locator(f"{EXPLORER} .log1pexp-method-naive input").first.click()
+    wait_for_readout(page, "methods", "naive documented stable")
+
+
+def test_float64_reaches_past_its_overflow(explorer_page, artifacts):
+    page = explorer_page
+    before = plot(page)
+    page.locator(f"{EXPLORER} .log1pexp-dtype label", has_text="float64").first.click()
+    wait_for_readout(page, "dtype", "float64")
+    wait_for_new_plot(page, before)
     data = readout(page)
-    x = float(data["x"])
-    assert float(data["stableValue"]) == pytest.approx(softplus64(x), rel=1e-12)
-    # The range slider now reaches past float64's overflow: drag its top to the end.
-    before_image = image_source(page)
-    drag_handle(page, ".log1pexp-range", 1, 1.0)
+    assert float(data["stableValue"]) == pytest.approx(softplus64(float(data["x"])), rel=1e-12)
+    before = plot(page)
+    type_number(page, ".log1pexp-x-to", "760")        # the top of float64's bounds
     page.wait_for_function(
         f"() => parseFloat(document.querySelector('{READOUT}').dataset.xMax) > 709.79",
         timeout=20_000)
-    wait_for_new_image(page, before_image)
+    after = wait_for_new_plot(page, before)
+    assert "a dashed line at x = 709.78, where exp(x) overflows" in after["alt"]
     page.locator(EXPLORER).first.screenshot(path=str(artifacts / "explorer-float64.png"))

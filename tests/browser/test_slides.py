@@ -1,41 +1,97 @@
-"""Every lesson can be presented as a slideshow (jupyterlab-rise) from JupyterLab."""
+"""Every lesson as a slideshow (jupyterlab-rise), as an instructor presents it.
+
+Slide mode has no widget manager, so each widget's cell output carries a still
+picture of its view (``text/html``) beside the live widget; slides taller than
+the screen scroll, as the notebooks' ``"rise": {"scroll": true}`` metadata asks.
+For every lesson: every H2 section starts a slide, the title is the notebook's;
+every widget output shows its still picture (a loaded image with its text
+alternative, or its table) and no output is empty; and stepping through every
+slide finds none whose content is cut off.
+"""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from notebooks import LESSONS, load  # noqa: E402
+from jupyterlab import (
+    ROOT, WIDGET_VIEW, empty_outputs, open_slides, present_slide, slide_overflow,
+)
+
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+# The plain text of the widgets that carry a still picture (autodiff_course.widgets).
+STILL_PICTURED = ("Chain-rule explorer", "log1pexp explorer", "Jacobian heatmap")
 
 
-def h2_count(lesson) -> int:
-    return sum(1 for cell in load("lessons", lesson).cells
-               if cell.cell_type == "markdown" and cell.source.startswith("## "))
+def widget_problems(page, notebook) -> list[str]:
+    """Each widget output of the saved notebook, as the slides show it: its still
+    picture (loaded images, each with its text alternative) or, for a widget that
+    carries none, its plain text; never an empty area."""
+    shown = page.evaluate("""() => [...document.querySelectorAll('.reveal .jp-Cell')].map(
+        cell => [...cell.querySelectorAll('.jp-OutputArea-output')].map(output => ({
+            text: output.innerText.trim().length,
+            still: output.querySelector('.widget-still') !== null,
+            images: [...output.querySelectorAll('img')].map(
+                image => ({alt: image.alt.length, width: image.naturalWidth}))})))""")
+    if len(shown) != len(notebook.cells):
+        return [f"the slides show {len(shown)} cells, the notebook has {len(notebook.cells)}"]
+    problems = []
+    for index, (cell, outputs) in enumerate(zip(notebook.cells, shown)):
+        for output, seen in zip(cell.get("outputs", []), outputs):
+            data = output.get("data", {})
+            if WIDGET_VIEW not in data:
+                continue
+            if str(data.get("text/plain", "")).startswith(STILL_PICTURED) \
+                    and "text/html" not in data:
+                problems.append(f"cell {index}: the saved output has no still picture "
+                                f"(rebuild the lessons)")
+            if "text/html" in data and not seen["still"]:
+                problems.append(f"cell {index}: the widget's still picture is not shown")
+            if not seen["text"] and not seen["images"]:
+                problems.append(f"cell {index}: the widget's area is empty")
+            problems += [f"cell {index}: a picture without alt text or pixels: {image}"
+                         for image in seen["images"] if not image["alt"] or not image["width"]]
+    return problems
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
-def test_lesson_renders_as_a_slideshow(page, lab, artifacts, lesson):
-    base_url, token = lab
-    page.goto(f"{base_url}/rise/lessons/{lesson.filename}?token={token}")
-    page.wait_for_selector(".reveal .slides section", state="attached", timeout=90_000)
-    page.wait_for_function("() => document.querySelector('.reveal .slides h1') !== null",
-                           timeout=60_000)
+def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
+    """Everything wrong with lesson ``path`` (served under lessons/) shown as slides."""
+    notebook = nbformat.read(path, as_version=4)
+    problems = []
+    if notebook.metadata.get("rise", {}).get("scroll") is not True:
+        problems.append('the notebook metadata lacks "rise": {"scroll": true}')
+    open_slides(page, base_url, token, f"lessons/{path.name}")
+    h2 = sum(cell.cell_type == "markdown" and cell.source.startswith("## ")
+             for cell in notebook.cells)
     slides = page.evaluate("() => document.querySelectorAll('.reveal .slides > section').length")
-    assert slides >= h2_count(lesson), "every H2 section starts a slide"
-    title = page.locator(".reveal .slides h1").first.inner_text()
-    assert title.strip() == load("lessons", lesson).cells[0].source.splitlines()[0][2:] \
-        .replace("`", "").replace("*", "").strip()
-    page.screenshot(path=str(artifacts / f"slides-{lesson.slug}.png"))
-    assert present_slide(page) == 0
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function("() => document.querySelectorAll("
-                           "'.reveal .slides > section')[1].classList.contains('present')")
-    assert present_slide(page) == 1
+    if slides < h2:
+        problems.append(f"{slides} slides for {h2} H2 sections")
+    title = page.locator(".reveal .slides h1").first.inner_text().strip()
+    expected = notebook.cells[0].source.splitlines()[0][2:].replace("`", "").replace("*", "")
+    if title != expected.strip():
+        problems.append(f"title {title!r}, expected {expected.strip()!r}")
+    problems += widget_problems(page, notebook)
+    problems += empty_outputs(page)
+    seen = set()
+    while present_slide(page) not in seen:
+        where = present_slide(page)
+        seen.add(where)
+        overflow = slide_overflow(page)
+        if overflow:
+            problems.append(f"slide {where} is cut off: {overflow}")
+        page.keyboard.press("Space")      # next slide, vertical ones included
+        page.wait_for_timeout(250)
+    if len(seen) < slides:
+        problems.append(f"stepped through {len(seen)} of at least {slides} slides")
+    return problems
 
 
-def present_slide(page) -> int:
-    return page.evaluate("""() => [...document.querySelectorAll('.reveal .slides > section')]
-        .findIndex(section => section.classList.contains('present'))""")
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_lesson_presents_as_slides_with_every_widget_shown_and_nothing_cut_off(
+        page, lab, artifacts, path):
+    base_url, token = lab
+    problems = check_slides(page, base_url, token, path)
+    page.screenshot(path=str(artifacts / f"slides-{path.stem}.png"))
+    assert problems == [], "\n".join(problems)

@@ -1,0 +1,38 @@
+"""The log1pexp explorer of lesson 03: gradients of log(1 + e^x) as x grows.
+
+Pick a dtype, an x range, the methods and the quantity; the plot and the readout
+show what ``tf.GradientTape`` computes, point by point, for three ways of writing
+``log(1 + e^x)`` (see :mod:`autodiff_course.log1pexp`). ``nan`` and ``inf`` points,
+and silent 0.0 results where the float64 reference is not 0, are marked in a
+strip above the plot and described in words; the float format's limits are drawn
+as lines and a shaded band.
+
+One module per part: :mod:`.state` (the immutable view), :mod:`.data` (the numbers
+plotted), :mod:`.wording` (summary, alt text, readout table), :mod:`.figure` (the
+picture, with :mod:`.text_stamps`), :mod:`.widget` (controls ↔ state ↔ picture).
+
+Driving it from Python (tests, benchmark, ``tools/make_figures.py``)::
+
+    explorer = Log1pexpExplorer()                    # float32, x in [-20, 100], gradient
+    explorer.set_state(dtype="float64", quantity="value")   # several at once
+    explorer.dtype_choice.value = "float16"          # or through a control
+    explorer.plotted_data()["naive"].nan             # what the plot shows, per method
+    explorer.readout_values().methods["naive"]["gradient"]
+    render_png(ExplorerState(dtype="float64"))       # any view as PNG bytes
+"""
+
+from ...log1pexp import DTYPES, METHODS, QUANTITIES
+from .data import PlottedSeries, ReadoutValues, plotted_series, readout_values
+from .figure import FIGURE_SIZE, WIDGET_DPI, ExplorerFigure, render_png
+from .state import (
+    DEFAULT_POINTS, DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, X_BOUNDS, X_STEPS,
+    ExplorerState,
+)
+from .widget import CSS_CLASSES, Log1pexpExplorer
+
+__all__ = [
+    "CSS_CLASSES", "DEFAULT_POINTS", "DEFAULT_QUANTITY", "DEFAULT_READOUT_X",
+    "DEFAULT_X_RANGE", "DTYPES", "FIGURE_SIZE", "METHODS", "QUANTITIES", "WIDGET_DPI",
+    "X_BOUNDS", "X_STEPS", "ExplorerFigure", "ExplorerState", "Log1pexpExplorer",
+    "PlottedSeries", "ReadoutValues", "plotted_series", "readout_values", "render_png",
+]

@@ -1,0 +1,221 @@
+"""The course's widgets are accessible: axe-core finds no WCAG 2.1 A or AA violation
+in the widget outputs of lessons 01, 03 and 05, and every control works from the
+keyboard alone (Tab reaches it, a key changes it, the picture or table follows).
+
+axe-core comes from the npm registry at the version that ``axe/package-lock.json``
+pins (with its checksum), installed by ``npm ci`` into ``.cache/axe-core/`` on the
+first run and reused after that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jupyterlab import ROOT, open_notebook, problems_on_page, run_all_cells
+
+PIN = Path(__file__).resolve().parent / "axe"
+CACHE = ROOT / ".cache" / "axe-core"
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+LESSON_WIDGETS = {
+    "01-chain-rule-and-upstream-dy.ipynb": ".chain-rule-explorer",
+    "03-custom-gradients.ipynb": ".log1pexp-explorer",
+    "05-jacobians.ipynb": ".jacobian-heatmap",
+}
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> str:
+    """axe.min.js at the pinned version, installed once into the git-ignored cache."""
+    lock = json.loads((PIN / "package-lock.json").read_text())
+    version = lock["packages"]["node_modules/axe-core"]["version"]
+    folder = CACHE / version
+    script = folder / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            message = ("npm not found: install Node.js and npm (Debian/Ubuntu: `sudo apt-get "
+                       "install npm`) to run the accessibility tests.")
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(PIN / name, folder / name)
+        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+                              cwd=folder, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"npm ci of axe-core {version} failed:\n{done.stderr[-2000:]}")
+    return script.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def lesson_pages(browser, lab):
+    """Each lesson of LESSON_WIDGETS opened once and run top to bottom (live widgets)."""
+    opened, contexts = {}, []
+
+    def page_for(lesson: str):
+        if lesson not in opened:
+            context = browser.new_context(viewport={"width": 1280, "height": 1000})
+            contexts.append(context)
+            page = context.new_page()
+            base_url, token = lab
+            open_notebook(page, base_url, token, f"lessons/{lesson}")
+            run_all_cells(page)
+            page.wait_for_selector(f"{LESSON_WIDGETS[lesson]} .widget-html-content",
+                                   timeout=60_000)
+            page.wait_for_timeout(1000)
+            opened[lesson] = page
+        return opened[lesson]
+
+    yield page_for
+    for context in contexts:
+        context.close()
+
+
+def axe_report(page, script: str) -> dict:
+    """axe-core's WCAG 2.1 A and AA results over every widget output on the page."""
+    page.add_script_tag(content=script)
+    return page.evaluate("""async (tags) => {
+        const outputs = [...document.querySelectorAll(
+            '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')]
+            .filter(output => output.querySelector('.jupyter-widgets'));
+        const result = await axe.run({include: outputs},
+                                     {runOnly: {type: 'tag', values: tags}});
+        const describe = rule => ({rule: rule.id, help: rule.help, nodes: rule.nodes.map(
+            node => node.html.slice(0, 160) + ' -- ' + node.failureSummary)});
+        return {outputs: outputs.length, violations: result.violations.map(describe),
+                unsure: result.incomplete.map(describe),
+                passed: result.passes.map(rule => rule.id)};
+    }""", WCAG_21_AA)
+
+
+@pytest.mark.parametrize("lesson", list(LESSON_WIDGETS))
+def test_widget_outputs_have_no_wcag_21_aa_violation(lesson_pages, axe_script, artifacts,
+                                                     lesson):
+    page = lesson_pages(lesson)
+    assert problems_on_page(page) == []
+    report = axe_report(page, axe_script)
+    (artifacts / f"axe-{Path(lesson).stem}.json").write_text(json.dumps(report, indent=1))
+    assert report["outputs"] >= 1, "no widget output was checked"
+    assert report["violations"] == []
+    assert [rule for rule in report["unsure"] if rule["rule"] == "color-contrast"] == []
+    # the rules that matter here did run and pass
+    pictured = lesson != "01-chain-rule-and-upstream-dy.ipynb"     # the others show a plot
+    assert {"label", "color-contrast", *(["image-alt"] if pictured else [])} \
+        <= set(report["passed"])
+
+
+# -- the keyboard -------------------------------------------------------------------
+
+READ_STATE = """(container) => {
+    const root = document.querySelector(container);
+    const table = root.querySelector('[data-dtype], [data-layer], [data-x]');
+    const image = root.querySelector('img');
+    return {data: Object.assign({}, table ? table.dataset : {}),
+            text: table ? table.innerText : '', image: image ? image.src.length + ':'
+            + image.src.slice(-40) : '', alt: image ? image.alt : ''};
+}"""
+
+FOCUSED = """(container) => {
+    const active = document.activeElement;
+    const root = document.querySelector(container);
+    if (!active || !root.contains(active)) return null;
+    const owner = active.closest('[class*="log1pexp-"], [class*="jacobian-heatmap-"], '
+                                 + '[class*="chain-rule-"]');
+    return {option: active.dataset.value ? decodeURIComponent(active.dataset.value) : null,
+            owner: owner ? [...owner.classList].filter(c => c.includes('-')).join(' ') : ''};
+}"""
+
+# widget -> its controls in Tab order, each as (kind, class, readout attribute, details).
+# JupyterLab keeps the arrow keys for moving between cells unless a text field has
+# focus, so Tab reaches every option of a choice and Space picks it; a checkbox
+# toggles with Space; a number input steps with the arrow keys.
+EXPLORER_QUANTITIES = [("value", "value"), ("gradient", "gradient"),
+                       ("second derivative", "second_derivative"),
+                       ("relative error", "relative_error")]
+KEYBOARD = {
+    ".log1pexp-explorer": [
+        ("choice", "log1pexp-dtype", "dtype", [(d, d) for d in ("float32", "float64",
+                                                                 "float16")]),
+        ("choice", "log1pexp-quantity", "quantity", EXPLORER_QUANTITIES),
+        ("tick", "log1pexp-method-naive", "methods", "naive"),
+        ("tick", "log1pexp-method-documented", "methods", "documented"),
+        ("tick", "log1pexp-method-stable", "methods", "stable"),
+        ("number", "log1pexp-x-from", "xMin", "ArrowUp"),
+        ("number", "log1pexp-x-to", "xMax", "ArrowDown"),
+        ("number", "log1pexp-readout-x", "x", "ArrowUp"),
+    ],
+    ".chain-rule-explorer": [("number", "chain-rule-x", "x", "ArrowUp")],
+    ".jacobian-heatmap": [
+        ("choice", "jacobian-heatmap-layer", "layer",
+         [(layer, layer) for layer in ("independent", "centred", "batch norm")]),
+        ("number", "jacobian-heatmap-batch", "batch", "ArrowUp"),
+    ],
+}
+
+CHANGED = """([container, before]) => {
+    const root = document.querySelector(container);
+    const table = root.querySelector('[data-dtype], [data-layer], [data-x]');
+    const image = root.querySelector('img');
+    const now = (image ? image.src.length + ':' + image.src.slice(-40) : '')
+                + (table ? table.innerText : '');
+    return now !== before;
+}"""
+
+
+def press_and_wait(page, container: str, key: str) -> tuple[dict, dict]:
+    """Press ``key`` and wait until the widget's picture or table changes."""
+    before = page.evaluate(READ_STATE, container)
+    page.keyboard.press(key)
+    page.wait_for_function(CHANGED, arg=[container, before["image"] + before["text"]],
+                           timeout=20_000)
+    page.wait_for_timeout(200)
+    return before, page.evaluate(READ_STATE, container)
+
+
+@pytest.mark.parametrize("lesson", list(LESSON_WIDGETS))
+def test_every_control_is_reached_by_tab_and_changed_by_a_key(lesson_pages, artifacts,
+                                                              lesson):
+    page = lesson_pages(lesson)
+    container = LESSON_WIDGETS[lesson]
+    page.locator(container).first.scroll_into_view_if_needed()
+    # Start on the widget's first control; every later one is reached with Tab.
+    page.locator(f"{container} input").first.focus()
+    first = True
+    for kind, control, attribute, details in KEYBOARD[container]:
+        options = details if kind == "choice" else [(None, None)]
+        changed = None
+        for label, value in options:
+            if not first:
+                page.keyboard.press("Tab")
+            first = False
+            focused = page.evaluate(FOCUSED, container)
+            assert focused and control in focused["owner"].split(), (control, label, focused)
+            assert focused["option"] == label, (control, label, focused)
+            shown = page.evaluate(READ_STATE, container)["data"].get(attribute)
+            if kind == "choice" and (changed is not None or shown == value):
+                continue
+            key = details if kind == "number" else " "
+            before, after = press_and_wait(page, container, key)
+            changed = (before, after)
+            old, new = before["data"][attribute], after["data"][attribute]
+            if kind == "choice":
+                assert new == value, (control, label, after["data"])
+            elif kind == "tick":
+                assert (details in old.split()) != (details in new.split()), (control, new)
+            else:
+                step = float(new) - float(old)
+                assert step > 0 if key == "ArrowUp" else step < 0, (control, old, new)
+            if before["image"]:
+                assert after["image"] != before["image"], f"{control}: the plot did not change"
+                assert after["alt"] and after["alt"] != before["alt"], control
+        assert changed, f"{control}: no key changed it"
+    page.locator(container).first.screenshot(
+        path=str(artifacts / f"keyboard-{Path(lesson).stem}.png"))
