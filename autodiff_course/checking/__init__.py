@@ -19,8 +19,8 @@ plumbing lives here, in one place:
 * :mod:`.provenance`: for the lessons about missing gradients, the whole run
   (every operation and NumPy conversion) and the check's own tape, which settle
   whether a path exists and, if it is cut, what cut it;
-* :mod:`.probes`: boundary points plus points drawn fresh on every call, and
-  fresh axis sizes.
+* :mod:`.probes`: boundary points plus points drawn fresh on every call, fresh
+  axis sizes, and probes as tensors of a named dtype.
 
 Checks compare with independent references (closed forms in float64, finite
 differences of a float64 reference), never with the code path the exercise asks for.
@@ -30,7 +30,7 @@ from . import mistakes
 from .answers import (
     FORGOT_DECORATOR_HINT, TIME_LIMIT_SECONDS, as_sequence, as_values, call_answer,
     forgot_custom_gradient_decorator, function_label, learner_code, require_callable,
-    shape_hint, time_limit,
+    shape_hint, shape_of, time_limit,
 )
 from .differentiating import (
     Recorded, forbid_jacobian, gradient_values, none_hint, observed_call,
@@ -50,7 +50,7 @@ from .provenance import (
     Run, explain_missing, first_missing, raise_if_missing, raise_if_partly_cut,
     raise_if_zeros_hide, run_answer,
 )
-from .probes import fresh_rng, points, signed, sizes, upstream
+from .probes import fresh_rng, points, signed, sizes, tensor, upstream
 from .verdicts import (
     NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
     CheckResult, ExerciseNotSolved, NotAttempted, Status, Wrong, evaluate, exercise,
@@ -72,8 +72,8 @@ __all__ = [
     "require_output_gradients", "Run", "explain_missing", "first_missing",
     "raise_if_missing", "raise_if_partly_cut", "raise_if_zeros_hide", "run_answer",
     "close_on_the_whole", "floor_of", "judge", "only_float32_digits", "partly_right",
-    "shape_hint", "signed", "sizes", "strict_checks", "strict_mode", "time_limit",
-    "tolerance_for", "trace", "upstream", "why_none", "worst_point",
+    "shape_hint", "shape_of", "signed", "sizes", "strict_checks", "strict_mode", "tensor",
+    "time_limit", "tolerance_for", "trace", "upstream", "why_none", "worst_point",
 ]
 
 # Transitional alias for check modules written before the package existed.

@@ -191,6 +191,19 @@ def _kind(value) -> str:
     return name
 
 
+def shape_of(value):
+    """The shape of what an answer returned, as a tuple, or None when it has none that
+    can be read (no ``shape`` attribute, as for a Python number or a list, or an exotic
+    one): a check tests for a telling shape first and leaves the rest to :func:`as_values`."""
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return None
+    try:
+        return tuple(shape)
+    except Exception:  # noqa: BLE001 - an exotic object: as_values names it
+        return None
+
+
 def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
               require_tensor: bool = True) -> np.ndarray:
     """Check a returned value's kind, shape and dtype; return it as float64 NumPy.

@@ -26,6 +26,14 @@ def fresh_rng(exercise: str) -> np.random.Generator:
     return np.random.default_rng([zlib.crc32(exercise.encode()), next(counter)])
 
 
+def tensor(values, dtype):
+    """Probe values as a TensorFlow constant of ``dtype``: a name such as ``"float64"``
+    (how the checks list the dtypes they probe) or a ``tf.DType``."""
+    import tensorflow as tf
+
+    return tf.constant(values, dtype=tf.as_dtype(dtype))
+
+
 def points(rng: np.random.Generator, low: float, high: float, count: int,
            include=(), decimals: int | None = 3) -> np.ndarray:
     """``count`` fresh points in [low, high], plus ``include``, sorted and distinct."""
