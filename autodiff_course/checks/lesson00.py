@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
-import numpy as np
+from ..checking import FLOAT32, as_values, call_answer, exercise, fresh_rng, judge, mistakes
+from ..checking import signed, tensor
 
-from ..checking import Wrong, as_values, call_answer, diagnose_mistake, exercise, matches
-
-PROBE = np.array([-1.5, 0.0, 2.0, 3.0])
+mistakes.register({
+    "squared": "x**2 where 2 * x belongs",
+    "unchanged": "the input returned unchanged",
+})
 
 
 @exercise("0.1", "double every element")
 def double(answer):
-    import tensorflow as tf
+    """2 * x, element-wise.
 
-    x = tf.constant(PROBE, dtype=tf.float32)
+    Probes (fresh on every call): a float32 vector of 3 to 6 values of both signs,
+    with a 0 among them (so that a hard-coded vector or x**2 cannot pass).
+    """
+    rng = fresh_rng("0.1")
+    values = signed(rng, int(rng.integers(3, 7)), 0.5, 3.0)
+    values[0] = 0.0
+    x = tensor(values, "float32")
     got = as_values(call_answer(answer, x), shape=x.shape, dtype=x.dtype)
-    if matches(got, 2.0 * PROBE):
-        return "Each element was multiplied by 2."
-    diagnose_mistake(got, [
-        ("squared", "You squared the input (x**2 or x * x); doubling is 2 * x.", PROBE**2),
-        ("unchanged", "You returned the input unchanged; multiply it by 2.", PROBE),
-    ])
-    raise Wrong("Expected 2 * x for every element.", "other")
+    judge(got, 2.0 * values, FLOAT32, summary="Expected 2 * x for every element.",
+          dtype="float32", known=[
+              ("squared", "You squared the input (x**2 or x * x); doubling is 2 * x.",
+               values**2),
+              ("unchanged", "You returned the input unchanged; multiply it by 2.", values),
+          ])
+    return "Each element was multiplied by 2."
