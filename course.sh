@@ -6,23 +6,40 @@
 #   ./course.sh build    regenerate lessons/ (and all outputs) from solutions/
 #   ./course.sh figures  regenerate the static figures in figures/
 #   ./course.sh bench    run the benchmark and print its table
+#   ./course.sh progress [PATH...] [--csv FILE] [--timeout SECONDS] [--jobs N]
+#                        re-run learners' notebooks and tabulate every exercise's
+#                        verdict (no PATH: your own lessons/)
+#   ./course.sh nbgrader DIR
+#                        write an nbgrader course source (and its config) under DIR
 #
 # "Set up" means: create the virtual environment .venv if it is absent (with
-# Python 3.10 to 3.12), install the pinned requirements and the course's helper
+# Python 3.10 to 3.13), install the pinned requirements and the course's helper
 # package into it. Running it again only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${COURSE_VENV:-.venv}"
 
+# The Python versions TensorFlow 2.21 has wheels for (tests/test_python_range.py
+# keeps these equal to the wheel's own classifiers).
+MIN_PYTHON=3.10
+MAX_PYTHON=3.13
+
+supported() {
+  "$1" -c "import sys; sys.exit(not (${MIN_PYTHON/./, }) <= sys.version_info[:2] <= (${MAX_PYTHON/./, }))" 2>/dev/null
+}
+
 pick_python() {
-  if [ -n "${PYTHON:-}" ]; then echo "$PYTHON"; return; fi
-  for candidate in python3.11 python3.12 python3.10 python3; do
-    if command -v "$candidate" >/dev/null 2>&1 &&
-       "$candidate" -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 12))'; then
+  if [ -n "${PYTHON:-}" ]; then
+    if supported "$PYTHON"; then echo "$PYTHON"; return; fi
+    echo "PYTHON=$PYTHON is not Python $MIN_PYTHON to $MAX_PYTHON (TensorFlow 2.21 supports no other): point PYTHON at one that is." >&2
+    exit 1
+  fi
+  for candidate in python3.11 python3.12 python3.13 python3.10 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && supported "$candidate"; then
       echo "$candidate"; return
     fi
   done
-  echo "The course needs Python 3.10, 3.11 or 3.12 (TensorFlow 2.21 supports no other)." >&2
+  echo "The course needs Python $MIN_PYTHON to $MAX_PYTHON (TensorFlow 2.21 supports no other)." >&2
   echo "Install one (python.org, your package manager or pyenv), or set PYTHON=/path/to/python3.11." >&2
   exit 1
 }
@@ -67,11 +84,25 @@ ensure_chromium() {
   fi
 }
 
+# progress and nbgrader run from the caller's folder, so that relative paths mean
+# what the caller meant (the cd above left it in OLDPWD), with course_tools installed.
+run_course_tool() {
+  local module="$1"; shift
+  local python="$VENV/bin/python"
+  case "$python" in /*) ;; *) python="$PWD/$python" ;; esac
+  if ! (cd / && "$python" -c "import course_tools") 2>/dev/null; then
+    "$python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
+  fi
+  cd "$OLDPWD"
+  exec "$python" -m "$module" "$@"
+}
+
 command="${1:-help}"
 shift || true
 case "$command" in
   lab)
     set_up requirements.txt
+    tools/quiet_jupyterlab.sh "$VENV/bin/jupyter"  # no news pop-up (Binder does the same)
     if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
       --LabApp.default_url=/lab/tree/lessons/00-welcome.ipynb "$@"
@@ -94,7 +125,15 @@ case "$command" in
     ensure_chromium
     exec "$VENV/bin/python" tools/benchmark.py "$@"
     ;;
+  progress)
+    set_up requirements.txt
+    run_course_tool course_tools.progress "$@"
+    ;;
+  nbgrader)
+    set_up requirements.txt
+    run_course_tool course_tools.nbgrader_export "$@"
+    ;;
   *)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"
     ;;
 esac

@@ -1,11 +1,14 @@
 """Read ``course.toml``: the ordered list of lessons and the repository setting.
 
 Used by the lesson generator, the tests and the navigation bars (lesson 00 shows
-the map of the course built from it).
+the map of the course built from it). Every address that leaves the repository
+(Binder, Colab, GitHub, the helper package's install source) is built here from
+the two settings ``repository`` and ``ref``.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +44,7 @@ class Course:
     title: str
     subtitle: str
     repository: str
-    branch: str
+    ref: str
     tensorflow: str
     lessons: tuple[Lesson, ...]
 
@@ -52,10 +55,47 @@ class Course:
         return previous, following
 
     def binder_url(self, path: str) -> str:
+        """Binder, opening ``path`` (relative to the repository root) in JupyterLab."""
         return (
-            f"https://mybinder.org/v2/gh/{self.repository}/{self.branch}"
+            f"https://mybinder.org/v2/gh/{self.repository}/{self.ref}"
             f"?urlpath=lab/tree/{path}"
         )
+
+    def colab_url(self, path: str) -> str:
+        """Google Colab, opening the notebook at ``path`` straight from GitHub."""
+        return (f"https://colab.research.google.com/github/{self.repository}/blob/"
+                f"{self.ref}/{path}")
+
+    def github_url(self, path: str) -> str:
+        """The file at ``path`` as GitHub shows it (used where relative links break)."""
+        return f"https://github.com/{self.repository}/blob/{self.ref}/{path}"
+
+    @property
+    def helper_package_source(self) -> str:
+        """What the setup cell hands to ``pip install`` on Colab: this repository at ``ref``."""
+        return f"git+https://github.com/{self.repository}@{self.ref}"
+
+
+# Letters, digits, dots, dashes and underscores: a name that stands unchanged in a
+# Binder, Colab or GitHub address and in a pip requirement (no "/", "@" or "#").
+REF_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+REPOSITORY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
+
+
+def _checked_ref(ref) -> str:
+    """The ``ref`` setting: a git branch or tag name that can stand in any address."""
+    if not isinstance(ref, str) or not REF_PATTERN.fullmatch(ref) or ref.endswith(".lock"):
+        raise ValueError(f"course.toml: ref must be a git branch or tag name such as "
+                         f"'main' or 'workshop-2027-03', not {ref!r}")
+    return ref
+
+
+def _checked_repository(repository) -> str:
+    if not isinstance(repository, str) or not REPOSITORY_PATTERN.fullmatch(repository):
+        raise ValueError(f"course.toml: repository must be a GitHub repository written "
+                         f"owner/name, such as 'gradients-on-tape/gradients-on-tape', "
+                         f"not {repository!r}")
+    return repository
 
 
 def load_course(path: Path = CONFIG_FILE) -> Course:
@@ -77,8 +117,8 @@ def load_course(path: Path = CONFIG_FILE) -> Course:
     return Course(
         title=info["title"],
         subtitle=info["subtitle"],
-        repository=info["repository"],
-        branch=info["branch"],
+        repository=_checked_repository(info["repository"]),
+        ref=_checked_ref(info["ref"]),
         tensorflow=info["tensorflow"],
         lessons=tuple(lessons),
     )

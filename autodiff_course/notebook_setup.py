@@ -10,19 +10,23 @@ environment:
 * NumPy (and so TensorFlow's) print precision is fixed;
 * one line reports the environment, naming in plain words anything that is wrong
   and how to fix it.
+
+On Google Colab (detected by :func:`running_on_colab`) the notebooks run with
+Colab's own TensorFlow, NumPy, matplotlib and ipywidgets, which the setup cell
+never replaces: versions that differ from the pinned ones are reported as a note
+(outputs may differ in the last digits), not as a problem.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import random
 import sys
 import warnings
 from dataclasses import dataclass, field
-
-from .widgets import PlainTextDisplay
 
 PINNED = {
     "tensorflow": "2.21.0",
@@ -30,8 +34,19 @@ PINNED = {
     "matplotlib": "3.11.2",
     "ipywidgets": "8.1.9",
 }
-SUPPORTED_PYTHON = ((3, 10), (3, 12))
+# The Python versions TensorFlow 2.21 publishes wheels for (its "Programming Language ::
+# Python :: 3.x" classifiers); tests/test_python_range.py keeps this, course.sh and
+# pyproject.toml equal to the installed wheel's range.
+SUPPORTED_PYTHON = ((3, 10), (3, 13))
 FIX_COMMAND = "pip install -r requirements.txt"
+
+# Google Colab. The setup cell takes its Colab path where ``google.colab`` can be
+# imported, or where this variable is "1" (the simulated-Colab test sets it).
+COLAB_ENVIRONMENT_VARIABLE = "AUTODIFF_COURSE_FORCE_COLAB"
+# The oldest TensorFlow that every lesson has been run with on the simulated Colab
+# (tests/colab/requirements-colab.txt pins the same version).
+COLAB_OLDEST_TENSORFLOW = "2.19.0"
+COLAB_RESTART = "then choose Runtime → Restart session"
 
 # Environment variables TensorFlow reads once, when it is imported.
 QUIET_TENSORFLOW_ENVIRONMENT = {
@@ -45,6 +60,10 @@ class EnvironmentProblem(RuntimeError):
     """Raised by the setup cell when the course cannot run at all here."""
 
 
+LABELS = {"tensorflow": "TensorFlow", "numpy": "NumPy", "matplotlib": "matplotlib",
+          "ipywidgets": "ipywidgets"}
+
+
 @dataclass
 class EnvironmentReport:
     """What the setup cell found: versions, and the problems in plain words."""
@@ -54,6 +73,7 @@ class EnvironmentReport:
     widgets_front_end: bool
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    colab: bool = False
 
     @property
     def ok(self) -> bool:
@@ -61,14 +81,14 @@ class EnvironmentReport:
 
     def summary_line(self) -> str:
         found = [f"Python {self.python[0]}.{self.python[1]}"]
-        for name, label in (("tensorflow", "TensorFlow"), ("numpy", "NumPy"),
-                            ("matplotlib", "matplotlib"), ("ipywidgets", "ipywidgets")):
+        for name, label in LABELS.items():
             version = self.versions.get(name)
             found.append(f"{label} {version}" if version else f"{label} missing")
+        where = " (Google Colab)" if self.colab else ""
         if self.ok:
-            line = "Environment OK: " + ", ".join(found) + "."
+            line = f"Environment OK{where}: " + ", ".join(found) + "."
         else:
-            line = "Environment problem: " + " ".join(self.problems)
+            line = f"Environment problem{where}: " + " ".join(self.problems)
         if self.notes:
             line += " " + " ".join(self.notes)
         return line
@@ -101,24 +121,39 @@ def _as_tuple(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def running_on_colab() -> bool:
+    """True in a Google Colab kernel (``google.colab`` is importable), or when forced.
+
+    ``AUTODIFF_COURSE_FORCE_COLAB=1`` forces it, so that a test can send the setup
+    cell down its Colab path on an ordinary machine.
+    """
+    if os.environ.get(COLAB_ENVIRONMENT_VARIABLE) == "1":
+        return True
+    if "google.colab" in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec("google") is not None \
+            and importlib.util.find_spec("google.colab") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def diagnose(python: tuple[int, int], versions: dict[str, str | None],
-             widgets_front_end: bool | None = None) -> EnvironmentReport:
+             widgets_front_end: bool | None = None, colab: bool = False) -> EnvironmentReport:
     """Compare what is installed with what the course is checked against.
 
     A pure function of its arguments, so every message can be unit-tested.
+    With ``colab=True`` the packages are Colab's own: a version other than the
+    pinned one is a note, not a problem, unless it is too old to run the lessons.
     """
+    if colab:
+        return _diagnose_colab(python, versions)
     if widgets_front_end is None:
         widgets_front_end = versions.get("jupyterlab_widgets") is not None
     report = EnvironmentReport(python=python, versions=dict(versions),
                                widgets_front_end=widgets_front_end)
-    low, high = SUPPORTED_PYTHON
-    if not low <= python <= high:
-        report.problems.append(
-            f"Python {python[0]}.{python[1]} is outside the {low[0]}.{low[1]} to "
-            f"{high[0]}.{high[1]} range that TensorFlow {PINNED['tensorflow']} supports: "
-            f"create the virtual environment with Python {high[0]}.{high[1]} "
-            f"(see the README)."
-        )
+    _check_python(report, python, "create the virtual environment with Python "
+                  f"{SUPPORTED_PYTHON[1][0]}.{SUPPORTED_PYTHON[1][1]} (see the README)")
     for name, pinned in PINNED.items():
         version = versions.get(name)
         label = {"tensorflow": "TensorFlow", "numpy": "NumPy"}.get(name, name)
@@ -154,6 +189,52 @@ def diagnose(python: tuple[int, int], versions: dict[str, str | None],
     return report
 
 
+def _check_python(report: EnvironmentReport, python: tuple[int, int], fix: str) -> None:
+    low, high = SUPPORTED_PYTHON
+    if not low <= python <= high:
+        report.problems.append(
+            f"Python {python[0]}.{python[1]} is outside the {low[0]}.{low[1]} to "
+            f"{high[0]}.{high[1]} range that TensorFlow {PINNED['tensorflow']} supports: "
+            f"{fix}."
+        )
+
+
+def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) -> EnvironmentReport:
+    """Colab: its own packages are used as they are; only what cannot work is a problem.
+
+    Colab's front end draws ipywidgets' built-in widgets (the only kind the course
+    uses) with its own widget manager, whatever ipywidgets version is installed.
+    """
+    report = EnvironmentReport(python=python, versions=dict(versions),
+                               widgets_front_end=True, colab=True)
+    _check_python(report, python, "Colab's Python cannot be changed from a notebook, so "
+                  "run the course on Binder instead (see the README)")
+    differ = []
+    for name, pinned in PINNED.items():
+        version, label = versions.get(name), LABELS[name]
+        if version is None:
+            report.problems.append(
+                f"{label} is missing from this Colab runtime: run `%pip install "
+                f"{name}=={pinned}` in a new cell, {COLAB_RESTART}.")
+        elif name == "tensorflow" and _as_tuple(version) < _as_tuple(COLAB_OLDEST_TENSORFLOW):
+            report.problems.append(
+                f"TensorFlow {version} is older than {COLAB_OLDEST_TENSORFLOW}, the oldest "
+                f"version the lessons have been run with, so some cells will fail: run "
+                f"`%pip install tensorflow=={pinned}` in a new cell, {COLAB_RESTART}.")
+        elif version != pinned:
+            differ.append((label, version, pinned))
+    if differ:
+        report.notes.append(
+            "Note: these are Colab's own versions, kept as they are; the saved outputs "
+            "come from " + _and([f"{label} {pinned}" for label, _, pinned in differ])
+            + ", so outputs may differ in the last digits.")
+    return report
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def silence_tensorflow_logs() -> bool:
     """Set TensorFlow's log environment; return False if it was imported already."""
     for name, value in QUIET_TENSORFLOW_ENVIRONMENT.items():
@@ -182,7 +263,7 @@ def setup_notebook(seed: int = 0, precision: int = 6) -> None:
     """
     imported_late = not silence_tensorflow_logs()
     versions = installed_versions()
-    report = diagnose(sys.version_info[:2], versions)
+    report = diagnose(sys.version_info[:2], versions, colab=running_on_colab())
     if imported_late:
         report.notes.append(
             "Note: TensorFlow was imported before setup_notebook(), so its start-up "
@@ -218,9 +299,15 @@ def _use_course_plot_style() -> None:
     use_course_style()
 
 
-WIDGETS_MISSING_TEXT = (
-    "Widgets front end: NOT working. You are reading the plain-text stand-in of a "
-    "widget, so sliders and live plots will not appear. Fix: run "
+# What a front end without widgets shows in place of the probe, and what any viewer
+# shows before the cell has run (JupyterLab, GitHub, Colab: saved widgets are not
+# redrawn). It has to be true in both cases, so it says what reading it means and
+# what to do, instead of declaring the front end broken.
+WIDGETS_STAND_IN_TEXT = (
+    "Widgets front end: not confirmed. You are reading the plain-text stand-in of a "
+    "widget. If this cell has not run yet, run it. If you still read this sentence "
+    "after running it, instead of a green box, this page cannot draw widgets, so "
+    "sliders and live plots will not appear. Fix: run "
     f"`{FIX_COMMAND}` in the environment that runs JupyterLab, restart JupyterLab, "
     "and reload this page."
 )
@@ -229,13 +316,22 @@ WIDGETS_WORKING_HTML = (
     "#009E73'><b>Widgets front end: working.</b> Sliders and live plots in this "
     "course will appear like this box.</div>"
 )
+# The widget-view mimetype and the version of its message format, which ipywidgets
+# 7 and 8 share.
+WIDGET_VIEW_MIMETYPE = "application/vnd.jupyter.widget-view+json"
 
 
-class WidgetsFrontEndProbe(PlainTextDisplay):
-    """Lesson 00: a widget that can only say 'working' if the front end draws it.
+class WidgetsFrontEndProbe:
+    """Lesson 00: a widget whose drawn form is the verdict "working".
 
-    Without a widgets front end, JupyterLab falls back to the plain-text form,
-    which says what is wrong and how to fix it.
+    Only a front end that can draw widgets shows the green box, so the verdict is
+    given by the front end itself. Everywhere else, and before the cell has run
+    (a notebook opened in JupyterLab shows saved outputs, not saved widgets), the
+    plain-text stand-in shows: it says to run the cell, and what to fix if the
+    stand-in stays. The saved output is that stand-in, which is also what every run
+    produces as text, so nbval compares like with like.
+    The display bundle is built from public attributes only (``model_id``), so it
+    works with ipywidgets 7 (Colab's) and 8 alike.
     """
 
     def __init__(self):
@@ -244,7 +340,14 @@ class WidgetsFrontEndProbe(PlainTextDisplay):
         self.widget = widgets.HTML(WIDGETS_WORKING_HTML)
 
     def text_summary(self) -> str:
-        return WIDGETS_MISSING_TEXT
+        return WIDGETS_STAND_IN_TEXT
+
+    def _repr_mimebundle_(self, **kwargs):
+        return {
+            "text/plain": self.text_summary(),
+            WIDGET_VIEW_MIMETYPE: {"version_major": 2, "version_minor": 0,
+                                   "model_id": self.widget.model_id},
+        }
 
 
 def check_widgets_front_end() -> WidgetsFrontEndProbe:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from notebooks import LESSONS, ROOT, load, notebook_format  # puts tools/ on sys.path
+from notebooks import COURSE, LESSONS, ROOT, load, notebook_format  # puts tools/ on sys.path
 
 import build_instructor_guide  # noqa: E402
 
@@ -51,3 +51,20 @@ def test_memory_per_learner_comes_from_the_benchmark():
 def test_nbgitpuller_link_format_is_given():
     text = GUIDE.read_text(encoding="utf-8")
     assert "/hub/user-redirect/git-pull?repo=" in text and "urlpath=lab%2Ftree%2F" in text
+
+
+def test_hub_snippet_comes_from_course_toml_and_the_measured_peaks():
+    import json
+
+    text = GUIDE.read_text(encoding="utf-8")
+    assert "{{" not in text
+    hub = json.loads((ROOT / "benchmark" / "latest.json").read_text())["hub_memory"]
+    assert f"guarantee: {hub['guarantee']}" in text and f"limit: {hub['limit']}" in text
+    # The guarantee holds one lesson's kernel and the server at their peaks, the limit two.
+    for key, kernels in (("guarantee", 1), ("limit", 2)):
+        gigabytes = float(hub[key].rstrip("G"))
+        needed = (hub["server_mb"] + kernels * hub["kernel_mb"]) * 2**20 / 1e9
+        assert needed <= gigabytes < needed + 0.25
+    assert f"REGISTRY/gradients-on-tape:{COURSE.ref}" in text
+    assert f"https://github.com/{COURSE.repository}" in text
+    assert f"&branch={COURSE.ref}&" in text

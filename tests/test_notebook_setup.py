@@ -1,22 +1,35 @@
-"""The setup cell: silence, determinism, and an environment report in plain words."""
+"""The setup cell: silence, determinism, and an environment report in plain words,
+on an ordinary installation and on Google Colab (its detector forced on)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 from autodiff_course.notebook_setup import (
-    PINNED, WIDGETS_MISSING_TEXT, check_widgets_front_end, diagnose,
+    COLAB_ENVIRONMENT_VARIABLE, COLAB_OLDEST_TENSORFLOW, PINNED, WIDGET_VIEW_MIMETYPE,
+    WIDGETS_STAND_IN_TEXT, check_widgets_front_end, diagnose, running_on_colab,
 )
+from notebooks import COURSE, notebook_format
 
 GOOD = dict(PINNED, jupyterlab_widgets="3.0.17")
+# Colab's own versions, as the simulated Colab installs them (tests/colab/).
+COLAB = {"tensorflow": COLAB_OLDEST_TENSORFLOW, "numpy": "2.0.2", "matplotlib": "3.10.0",
+         "ipywidgets": "7.7.1", "jupyterlab_widgets": None}
 
 
-def run_python(code: str) -> subprocess.CompletedProcess:
+def environment_with(**variables) -> dict[str, str]:
+    """This process's environment, the Colab detector off unless ``variables`` set it."""
+    env = {k: v for k, v in os.environ.items() if k != COLAB_ENVIRONMENT_VARIABLE}
+    return dict(env, **variables)
+
+
+def run_python(code: str, **environment) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=environment_with(**environment))
 
 
 def test_setup_prints_one_line_and_tensorflow_prints_nothing():
@@ -78,9 +91,16 @@ def test_problems_are_named_with_their_fix(change, expected):
     assert "pip install -r requirements.txt" in line
 
 
-def test_python_outside_the_supported_range():
-    line = diagnose((3, 13), GOOD).summary_line()
-    assert "Python 3.13 is outside the 3.10 to 3.12 range" in line
+@pytest.mark.parametrize("python", [(3, 10), (3, 11), (3, 12), (3, 13)])
+def test_every_python_with_tensorflow_wheels_is_accepted(python):
+    assert diagnose(python, GOOD).ok
+
+
+@pytest.mark.parametrize("python", [(3, 9), (3, 14)])
+def test_python_outside_the_supported_range(python):
+    line = diagnose(python, GOOD).summary_line()
+    assert f"Python {python[0]}.{python[1]} is outside the 3.10 to 3.13 range" in line
+    assert "create the virtual environment with Python 3.13" in line
 
 
 def test_newer_tensorflow_is_a_note_not_a_problem():
@@ -90,7 +110,137 @@ def test_newer_tensorflow_is_a_note_not_a_problem():
 
 
 def test_widgets_probe_falls_back_to_a_plain_words_fix():
+    probe = check_widgets_front_end()
+    bundle = probe._repr_mimebundle_()
+    assert bundle["text/plain"] == WIDGETS_STAND_IN_TEXT
+    assert bundle[WIDGET_VIEW_MIMETYPE]["model_id"] == probe.widget.model_id
+    assert "pip install -r requirements.txt" in WIDGETS_STAND_IN_TEXT
+
+
+def test_widgets_probe_reads_sensibly_before_it_has_run():
+    """The saved output is the stand-in: it must not call the front end broken."""
+    assert "NOT working" not in WIDGETS_STAND_IN_TEXT
+    assert WIDGETS_STAND_IN_TEXT.startswith("Widgets front end: not confirmed.")
+    assert "If this cell has not run yet, run it." in WIDGETS_STAND_IN_TEXT
+
+
+def test_widgets_probe_does_not_need_ipywidgets_8s_display_methods(monkeypatch):
+    """ipywidgets 7 (Colab's) has no Widget._repr_mimebundle_: the probe must not call it."""
+    import ipywidgets
+
+    def missing(self, **kwargs):
+        raise AttributeError("_repr_mimebundle_ (absent in ipywidgets 7)")
+
+    monkeypatch.setattr(ipywidgets.Widget, "_repr_mimebundle_", missing, raising=False)
     bundle = check_widgets_front_end()._repr_mimebundle_()
-    assert bundle["text/plain"] == WIDGETS_MISSING_TEXT
-    assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert "pip install -r requirements.txt" in WIDGETS_MISSING_TEXT
+    assert bundle[WIDGET_VIEW_MIMETYPE]["version_major"] == 2
+
+
+# -- Google Colab --------------------------------------------------------------------
+
+def test_colab_versions_are_a_note_not_a_problem():
+    report = diagnose((3, 12), COLAB, colab=True)
+    assert report.ok
+    assert report.summary_line() == (
+        "Environment OK (Google Colab): Python 3.12, TensorFlow 2.19.0, NumPy 2.0.2, "
+        "matplotlib 3.10.0, ipywidgets 7.7.1. Note: these are Colab's own versions, kept "
+        "as they are; the saved outputs come from TensorFlow 2.21.0, NumPy 2.4.6, "
+        "matplotlib 3.11.2 and ipywidgets 8.1.9, so outputs may differ in the last digits.")
+
+
+def test_the_same_versions_off_colab_are_problems():
+    """What Colab may keep is a problem elsewhere: there requirements.txt fixes it."""
+    report = diagnose((3, 12), COLAB)
+    assert not report.ok
+    assert "TensorFlow 2.19.0 is older than the 2.21.0" in report.summary_line()
+    assert "ipywidgets 7.7.1 is too old" in report.summary_line()
+
+
+def test_colab_with_the_pinned_versions_adds_no_note():
+    line = diagnose((3, 12), GOOD, colab=True).summary_line()
+    assert line.startswith("Environment OK (Google Colab): Python 3.12, TensorFlow 2.21.0")
+    assert "Note" not in line
+
+
+def test_colab_only_notes_the_versions_that_differ():
+    line = diagnose((3, 12), dict(GOOD, numpy="2.0.2"), colab=True).summary_line()
+    assert line.endswith("the saved outputs come from NumPy 2.4.6, so outputs may differ "
+                         "in the last digits.")
+
+
+def test_colab_with_a_tensorflow_too_old_for_the_lessons_is_a_problem():
+    report = diagnose((3, 12), dict(COLAB, tensorflow="2.18.0"), colab=True)
+    assert not report.ok
+    line = report.summary_line()
+    assert line.startswith("Environment problem (Google Colab): TensorFlow 2.18.0 is older "
+                           "than 2.19.0, the oldest version the lessons have been run with")
+    assert "`%pip install tensorflow==2.21.0`" in line and "Restart session" in line
+
+
+def test_colab_python_outside_the_range_is_a_problem():
+    line = diagnose((3, 14), COLAB, colab=True).summary_line()
+    assert "Python 3.14 is outside the 3.10 to 3.13 range" in line
+    assert "run the course on Binder instead" in line
+
+
+def test_colab_detector(monkeypatch):
+    monkeypatch.delenv(COLAB_ENVIRONMENT_VARIABLE, raising=False)
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    assert not running_on_colab()
+    monkeypatch.setenv(COLAB_ENVIRONMENT_VARIABLE, "1")
+    assert running_on_colab()
+    monkeypatch.setenv(COLAB_ENVIRONMENT_VARIABLE, "0")
+    assert not running_on_colab()
+    monkeypatch.setitem(sys.modules, "google.colab", type(sys)("google.colab"))
+    assert running_on_colab()
+
+
+def test_setup_takes_the_colab_path_when_the_detector_says_so():
+    done = run_python("from autodiff_course import setup_notebook\nsetup_notebook()",
+                      **{COLAB_ENVIRONMENT_VARIABLE: "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Environment OK (Google Colab): Python ")
+
+
+# What the setup cell's first lines do where the helper package is missing. The
+# cell runs in a real IPython shell (so %pip is transformed as in a notebook), with
+# the package hidden and the pip magic replaced by a recorder that "installs" it.
+PREAMBLE_HARNESS = r"""
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+
+sys.modules["autodiff_course"] = None  # hidden: "import autodiff_course" now fails
+shell = InteractiveShell.instance()
+
+def pip(line):
+    print("pip " + line)
+    del sys.modules["autodiff_course"]  # the install makes it importable
+
+shell.register_magic_function(pip, "line", "pip")
+result = shell.run_cell(sys.stdin.read())
+print("error:", type(result.error_in_exec).__name__, result.error_in_exec)
+"""
+
+
+def run_preamble(**environment) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PREAMBLE_HARNESS], capture_output=True,
+                          text=True, timeout=120, env=environment_with(**environment),
+                          input=notebook_format.setup_preamble(COURSE))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()
+
+
+def test_setup_cell_installs_the_helper_package_on_colab_without_dependencies():
+    lines = run_preamble(**{COLAB_ENVIRONMENT_VARIABLE: "1"})
+    assert lines[0] == ("pip install --quiet --no-deps git+https://github.com/"
+                        f"{COURSE.repository}@{COURSE.ref}")
+    assert lines[1].startswith("Environment OK (Google Colab): ")
+    assert lines[-1] == "error: NoneType None"
+
+
+def test_setup_cell_off_colab_says_in_plain_words_that_the_package_is_missing():
+    lines = run_preamble()
+    assert not any(line.startswith("pip ") for line in lines), "installed off Colab"
+    assert lines[-1] == ("error: ModuleNotFoundError The course's helper package, "
+                         "autodiff_course, is not installed for this kernel: see Start in "
+                         "the README.")

@@ -8,8 +8,17 @@
    two ready-made PNGs in an ``Image`` widget with no computation at all.
    Targets: median <= 70 ms, p95 <= 150 ms. The kernel-side share of it (compute
    and render, from ``tools/benchmark_explorer.py``) is reported too: budget ~30 ms.
-2. **Peak memory** of each notebook's kernel while it runs top to bottom.
-   Target: <= 800 MB, so a 2 GB Binder session holds two lessons.
+2. **Peak memory**: each notebook's kernel runs top to bottom, then every control
+   of the widgets it displayed is driven through ipywidgets' Python API (lesson 01's
+   chain-rule explorer, lesson 03's log1pexp explorer, lesson 05's Jacobian heatmap:
+   see ``DRIVE_WIDGETS``); the
+   figure is the kernel's own high-water mark of resident memory, ``VmHWM`` in
+   ``/proc/PID/status``, which the kernel cannot exceed between two samples as a
+   sampled RSS can. The Jupyter server's high-water mark is read the same way at the
+   end of the browser session of 1. From both come the memory guarantee (the server
+   and one lesson at its peak) and limit (the server and two lessons at their peaks)
+   per learner on a hub, which the instructor guide quotes.
+   Target: <= 800 MB per kernel, so a 2 GB Binder session holds two lessons.
 3. **Validation time**: nbval over every notebook, against the floor of starting
    one kernel and importing TensorFlow per notebook. Target: <= 1.5 x the floor.
 
@@ -26,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import date
 from pathlib import Path
@@ -40,76 +48,41 @@ import nbformat  # noqa: E402
 from jupyterlab import (  # noqa: E402
     chromium_browser, find_chromium, jupyterlab, open_notebook, run_all_cells, scratch_copy,
 )
-from benchmark_explorer import percentile, run as kernel_side_updates  # noqa: E402
+from benchmark_explorer import (  # noqa: E402
+    EXPLORER, EXPLORER_CELL, FLOOR, FLOOR_CELL, measure_latency, percentile,
+    run as kernel_side_updates,
+)
 from notebook_format import load_course  # noqa: E402
 
 RESULTS = ROOT / "benchmark" / "latest.json"
 
-FLOOR_CELL = '''\
-import io
-import ipywidgets as widgets
-import matplotlib
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
-def _png(colour):
-    figure, axes = plt.subplots(figsize=(7.5, 4.0), dpi=80)
-    axes.plot([0, 1], [0, 1], color=colour)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    plt.close(figure)
-    return buffer.getvalue()
-
-_pictures = [_png("#0072B2"), _png("#D55E00")]
-floor_slider = widgets.IntSlider(value=0, min=0, max=1000, description="floor")
-floor_image = widgets.Image(value=_pictures[0], format="png")
-floor_slider.observe(lambda change: setattr(floor_image, "value", _pictures[change["new"] % 2]),
-                     names="value")
-floor = widgets.VBox([floor_slider, floor_image])
-floor.add_class("benchmark-floor")
-floor'''
-
-EXPLORER_CELL = '''\
-from autodiff_course.widgets.log1pexp_explorer import Log1pexpExplorer
-explorer = Log1pexpExplorer()
-explorer'''
-
 SETUP_CELL = "from autodiff_course import setup_notebook\nsetup_notebook()"
 
-# Runs in the page before a real key press: resolves with the time from that key
-# press (the event's own timestamp) to the paint after the image's source changed.
-ARM_JS = """(container) => {
-    const root = document.querySelector(container);
-    const image = root.querySelector('img');
-    let pressed = null;
-    window.__latency = new Promise(resolve => {
-        const observer = new MutationObserver(() => {
-            observer.disconnect();
-            requestAnimationFrame(() => requestAnimationFrame(
-                () => resolve(pressed === null ? null : performance.now() - pressed)));
-        });
-        observer.observe(image, {attributes: true, attributeFilter: ['src']});
-        setTimeout(() => { observer.disconnect(); resolve(null); }, 5000);
-    });
-    root.addEventListener('keydown', event => { pressed = event.timeStamp; },
-                          {capture: true, once: true});
-}"""
+def peak_resident_mb(pid: int) -> float:
+    """The high-water mark of a process's resident memory (Linux ``VmHWM``), in MiB."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError as error:
+        raise RuntimeError(f"cannot read the memory peak of process {pid} (this needs "
+                           f"Linux's /proc): {error}") from None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/{pid}/status has no VmHWM line")
 
 
-def measure_latency(page, container: str, slider: str, changes: int) -> list[float]:
-    """Press arrow keys on ``slider`` inside ``container``; collect latencies in ms."""
-    handle = page.locator(f"{container} {slider} .noUi-handle").first
-    samples = []
-    for index in range(changes):
-        key = "ArrowRight" if (index // 5) % 2 == 0 else "ArrowLeft"
-        page.evaluate(ARM_JS, container)
-        handle.focus()
-        page.keyboard.press(key)
-        elapsed = page.evaluate("() => window.__latency")
-        if elapsed is not None:
-            samples.append(elapsed)
-        page.wait_for_timeout(150)
-    return samples
+def jupyter_server_pid() -> int | None:
+    """The JupyterLab server that tests/browser/jupyterlab.py started for this process."""
+    import psutil
+
+    for child in psutil.Process().children(recursive=True):
+        try:
+            command = " ".join(child.cmdline())
+        except psutil.Error:
+            continue
+        if "-m jupyterlab" in command:
+            return child.pid
+    return None
 
 
 def explorer_latency(changes: int) -> dict:
@@ -134,46 +107,122 @@ def explorer_latency(changes: int) -> dict:
             page.wait_for_selector(".benchmark-floor img")
             page.wait_for_selector(".log1pexp-explorer img")
             page.wait_for_timeout(1500)
-            measure_latency(page, ".benchmark-floor", "", 5)  # warm up both
-            measure_latency(page, ".log1pexp-explorer", ".log1pexp-range", 5)
-            floor = measure_latency(page, ".benchmark-floor", "", changes)
-            explorer = measure_latency(page, ".log1pexp-explorer", ".log1pexp-range", changes)
-    return {"floor": floor, "explorer": explorer}
+            measure_latency(page, FLOOR, 5)  # warm up both
+            measure_latency(page, EXPLORER, 5)
+            floor = measure_latency(page, FLOOR, changes)
+            explorer = measure_latency(page, EXPLORER, changes)
+            # A learner's session goes on: open the heaviest lesson and run it, then
+            # read the server's peak, reached while serving notebooks and widgets.
+            open_notebook(page, base_url, token, "solutions/03-custom-gradients.ipynb")
+            run_all_cells(page)
+            server = jupyter_server_pid()
+            server_mb = peak_resident_mb(server) if server else None
+    return {"floor": floor, "explorer": explorer, "server_peak_mb": server_mb}
 
 
-def kernel_peak_memory(path: Path) -> tuple[float, float]:
-    """(peak resident MB of the kernel, seconds) while the notebook runs."""
-    import psutil
+# Run in a notebook's kernel after its last cell: find every course widget the
+# notebook displayed (IPython keeps each displayed result in Out; a course widget has
+# its ipywidgets tree in .widget) and drive every control of it through ipywidgets'
+# public API: each combination of the choice controls (dtype, quantity, layer, ...),
+# and under each one every number control swept from its minimum to its maximum and
+# every checkbox toggled. Prints how many widgets and changes it drove.
+DRIVE_WIDGETS = """
+import itertools as _itertools
+import ipywidgets as _widgets
+import numpy as _np
+
+
+def _controls(root):
+    found, todo = [], [root]
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, _widgets.Box):
+            todo.extend(node.children)
+        elif isinstance(node, _widgets.ValueWidget) and not getattr(node, "disabled", False):
+            if hasattr(node, "options") and not isinstance(node.value, tuple):
+                found.append(("choice", node))
+            elif isinstance(node.value, bool):
+                found.append(("switch", node))
+            elif hasattr(node, "min") and hasattr(node, "max"):
+                found.append(("number", node))
+    return found
+
+
+def _sweep(kind, control, steps=5):
+    if kind == "switch":
+        control.value = not control.value
+        control.value = not control.value
+        return 2
+    low, high = control.min, control.max
+    integer = isinstance(low, int)
+    if isinstance(control.value, tuple):  # a range: widen it step by step
+        tops = _np.linspace(low, high, steps + 1)[1:]
+        values = [(low, int(top) if integer else float(top)) for top in tops]
+    elif integer:
+        values = list(range(low, high + 1))
+    else:
+        values = [float(v) for v in _np.linspace(low, high, steps)]
+    for value in values:
+        control.value = value
+    return len(values)
+
+
+_course_widgets = {id(v): v for v in list(Out.values())
+                   if isinstance(getattr(v, "widget", None), _widgets.Widget)}
+_changes = 0
+for _shown in _course_widgets.values():
+    _found = _controls(_shown.widget)
+    _choices = [c for kind, c in _found if kind == "choice"]
+    _others = [(kind, c) for kind, c in _found if kind != "choice"]
+    for _combination in _itertools.product(*[range(len(c.options)) for c in _choices]):
+        for _control, _index in zip(_choices, _combination):
+            _control.index = _index
+            _changes += 1
+        for _kind, _control in _others:
+            _changes += _sweep(_kind, _control)
+print(f"drove {len(_course_widgets)} widgets through {_changes} changes")
+"""
+
+
+def kernel_peak_memory(path: Path) -> tuple[float, float, str]:
+    """(the kernel's peak resident MiB, seconds, what was driven): all cells, then
+    every control of the widgets the notebook displayed."""
     from nbclient import NotebookClient
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+    nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))
+    client = NotebookClient(nb, timeout=900, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
-    peak = [0.0]
-    stop = threading.Event()
-
-    def sample(pid):
-        process = psutil.Process(pid)
-        while not stop.is_set():
-            try:
-                rss = process.memory_info().rss
-                rss += sum(child.memory_info().rss for child in process.children(True))
-            except psutil.Error:
-                break
-            peak[0] = max(peak[0], rss / 2**20)
-            time.sleep(0.02)
-
     started = time.perf_counter()
     with client.setup_kernel():
-        pid = client.km.provisioner.process.pid
-        sampler = threading.Thread(target=sample, args=(pid,), daemon=True)
-        sampler.start()
+        kernel = client.km.provisioner.process.pid
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
-        time.sleep(0.1)
-        stop.set()
-        sampler.join()
-    return peak[0], time.perf_counter() - started
+        peak = peak_resident_mb(kernel)
+    driven = "".join(output.get("text", "") for output in nb.cells[-1].outputs).strip()
+    return peak, time.perf_counter() - started, driven
+
+
+HUB_STEP_GB = 0.25
+
+
+def hub_memory(server_mb: float, kernel_mb: float) -> dict:
+    """A hub's per-learner memory guarantee and limit from measured peaks.
+
+    Guarantee: the single-user server and one lesson's kernel at its peak, what a
+    learner needs to work at all. Limit: the server and two kernels at their peaks,
+    for one lesson finished but still open beside the current one. Both rounded up
+    to a quarter of a gigabyte (Kubernetes' G, 10^9 bytes).
+    """
+    import math
+
+    def gigabytes(mib: float) -> str:
+        steps = math.ceil(mib * 2**20 / 1e9 / HUB_STEP_GB - 1e-9)
+        return f"{steps * HUB_STEP_GB:g}G"
+
+    return {"server_mb": server_mb, "kernel_mb": kernel_mb,
+            "guarantee": gigabytes(server_mb + kernel_mb),
+            "limit": gigabytes(server_mb + 2 * kernel_mb)}
 
 
 def import_floor_seconds(notebooks: int) -> float:
@@ -236,10 +285,23 @@ def main(argv=None) -> int:
     peak_by_notebook = {}
     for lesson in course.lessons:
         for folder in ("lessons", "solutions"):
-            peak, seconds = kernel_peak_memory(ROOT / folder / lesson.filename)
+            peak, seconds, driven = kernel_peak_memory(ROOT / folder / lesson.filename)
             peak_by_notebook[f"{folder}/{lesson.slug}"] = peak
-            rows.append((f"kernel peak memory, {folder}/{lesson.slug}",
-                         f"{peak:.0f} MB", "<= 800 MB", f"ran in {seconds:.1f} s"))
+            rows.append((f"kernel peak memory (VmHWM), {folder}/{lesson.slug}",
+                         f"{peak:.0f} MB", "<= 800 MB", f"ran in {seconds:.1f} s; {driven}"))
+    server_mb = latency.get("server_peak_mb")
+    hub = None
+    if server_mb is None:
+        rows.append(("Jupyter server peak memory (VmHWM)", "not measured", "",
+                     latency.get("error", "server not found")))
+    else:
+        rows.append(("Jupyter server peak memory (VmHWM)", f"{server_mb:.0f} MB", "",
+                     "end of the browser session"))
+        hub = hub_memory(server_mb, max(peak_by_notebook.values()))
+        rows.append(("hub memory guarantee per learner (server + 1 kernel at peak)",
+                     hub["guarantee"], "", f"{server_mb + hub['kernel_mb']:.0f} MB measured"))
+        rows.append(("hub memory limit per learner (server + 2 kernels at peak)",
+                     hub["limit"], "", f"{server_mb + 2 * hub['kernel_mb']:.0f} MB measured"))
 
     notebooks = 2 * len(course.lessons)
     floor = import_floor_seconds(notebooks)
@@ -257,7 +319,7 @@ def main(argv=None) -> int:
         print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
     if args.save:
         results = {"date": today, "machine": machine(), "rows": rows, "latency_ms": latency,
-                   "peak_memory_mb": peak_by_notebook}
+                   "peak_memory_mb": peak_by_notebook, "hub_memory": hub}
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
         update_readme(results)

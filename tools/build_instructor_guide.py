@@ -135,9 +135,37 @@ def memory_table(course) -> str:
     return "\n".join(rows)
 
 
+def hub_values(course) -> dict[str, str]:
+    """The hub section's placeholders: the repository and ref of course.toml, and the
+    memory guarantee and limit that ``./course.sh bench --save`` derived."""
+    import json
+    from urllib.parse import quote
+
+    results = json.loads(BENCHMARK.read_text(encoding="utf-8"))
+    hub = results.get("hub_memory")
+    if not hub:
+        raise GuideError("benchmark/latest.json has no hub memory figures: run "
+                         "./course.sh bench --save")
+    name = course.repository.split("/")[1]  # nbgitpuller's folder for the clone
+    return {
+        "repository": course.repository,
+        "ref": course.ref,
+        "nbgitpuller_repo": quote(f"https://github.com/{course.repository}", safe=""),
+        "nbgitpuller_urlpath": quote(f"lab/tree/{name}/lessons/00-welcome.ipynb", safe=""),
+        "hub_memory_guarantee": hub["guarantee"],
+        "hub_memory_limit": hub["limit"],
+        "server_peak": f"{hub['server_mb']:.0f} MB",
+        "kernel_peak": f"{hub['kernel_mb']:.0f} MB",
+        "one_lesson": f"{hub['server_mb'] + hub['kernel_mb']:.0f} MB",
+        "two_lessons": f"{hub['server_mb'] + 2 * hub['kernel_mb']:.0f} MB",
+    }
+
+
 def render(course) -> str:
     header = (ROOT / "instructors" / "guide-header.md").read_text(encoding="utf-8").rstrip()
     header = header.replace("{{memory_table}}", memory_table(course))
+    for key, value in hub_values(course).items():
+        header = header.replace("{{" + key + "}}", value)
     total = sum(lesson.minutes for lesson in course.lessons)
     overview = ["| lesson | teaching | exercises | total |", "|---|---|---|---|"]
     for lesson in course.lessons:

@@ -84,8 +84,9 @@ def check(course) -> list[str]:
             continue
         solution = read(solution_path)
         normal = normalise(copy.deepcopy(solution), lesson, course, "solutions")
-        if source_view(solution) != source_view(normal) or solution.metadata.get(
-                "kernelspec") != normal.metadata.get("kernelspec"):
+        if source_view(solution) != source_view(normal) or any(
+                solution.metadata.get(key) != normal.metadata.get(key)
+                for key in ("kernelspec", "rise")):
             problems.append(f"solutions/{lesson.filename} is not in normal form "
                             f"(navigation, ids, time line or metadata)")
         expected = normalise(lesson_from_solution(normal), lesson, course, "lessons")

@@ -36,9 +36,13 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 MARKDOWN_STUB = "_Your answer here._"
 
 TIME_LINE = re.compile(r"^\*\*Time:\*\*.*$", re.MULTILINE)
+# Slide mode (jupyterlab-rise): a slide taller than the screen scrolls instead of
+# being cut off; the notebook's own metadata wins over the user's RISE settings.
+RISE_SETTINGS = {"scroll": True}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3"}
 BINDER_BADGE = "https://mybinder.org/badge_logo.svg"
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 README_START = "<!-- course-contents:start (generated from course.toml) -->"
 README_END = "<!-- course-contents:end -->"
@@ -83,24 +87,46 @@ def time_line(lesson: Lesson) -> str:
 
 
 def navigation(course: Course, lesson: Lesson, folder: str) -> str:
-    """The navigation bar for ``lesson`` in ``folder`` ('lessons' or 'solutions')."""
+    """The navigation bar for ``lesson`` in ``folder`` ('lessons' or 'solutions').
+
+    Two sets of links, because no single address works everywhere:
+
+    * the first line is relative, so it stays inside whatever serves the notebook
+      (JupyterLab on a laptop, Binder, a hub, GitHub's viewer). "Contents" points at
+      the README's heading as ``#Contents``: JupyterLab opens the README rendered and
+      scrolls to the heading whose id is its exact text, and GitHub matches the
+      fragment without regard to case;
+    * the last line is absolute, for Colab, which opens one notebook at a time
+      from GitHub and cannot follow a relative link to another file: its lesson
+      links open the neighbours in Colab, its Contents link opens the README on
+      GitHub. Both lines are built from ``repository`` and ``ref`` in course.toml.
+    """
     previous, following = course.neighbours(lesson.slug)
-    parts = []
+    other = "solutions" if folder == "lessons" else "lessons"
+    parts, colab_parts = [], []
     if previous:
         parts.append(f"[← {previous.number:02d} {previous.title}]({previous.filename})")
-    parts.append("[Contents](../README.md#contents)")
+        colab_parts.append(f"[← {previous.number:02d}]"
+                           f"({course.colab_url(f'{folder}/{previous.filename}')})")
+    parts.append("[Contents](../README.md#Contents)")
+    colab_parts.append(f"[Contents]({course.github_url('README.md')}#contents)")
     if following:
         parts.append(f"[{following.number:02d} {following.title} →]({following.filename})")
-    copy = ("[solutions copy](../solutions/{f})" if folder == "lessons"
-            else "[learner's copy](../lessons/{f})").format(f=lesson.filename)
+        colab_parts.append(f"[{following.number:02d} →]"
+                           f"({course.colab_url(f'{folder}/{following.filename}')})")
+    copy_name = "solutions copy" if folder == "lessons" else "learner's copy"
+    colab_parts.append(f"[{copy_name}]({course.colab_url(f'{other}/{lesson.filename}')})")
     binder = course.binder_url(f"{folder}/{lesson.filename}")
+    colab = course.colab_url(f"{folder}/{lesson.filename}")
     return (
         " · ".join(parts)
-        + f" · This lesson's {copy}"
+        + f" · This lesson's [{copy_name}](../{other}/{lesson.filename})"
         + f"\n\n[![Launch on Binder]({BINDER_BADGE})]({binder})"
+        + f" [![Open in Colab]({COLAB_BADGE})]({colab})"
         + f" Lesson {lesson.number:02d} of {course.lessons[0].number:02d}"
         + f"–{course.lessons[-1].number:02d}"
         + f" · {time_line(lesson).replace('**Time:** ', '')}"
+        + "\n\n*In Colab:* " + " · ".join(colab_parts)
     )
 
 
@@ -121,16 +147,63 @@ def readme_contents(course: Course) -> str:
     for lesson in course.lessons:
         minutes = time_line(lesson).replace("**Time:** ", "")
         binder = course.binder_url(f"lessons/{lesson.filename}")
+        colab = course.colab_url(f"lessons/{lesson.filename}")
         rows.append(
             f"| {lesson.number:02d} | {lesson.title} | {minutes} | "
             f"[lesson](lessons/{lesson.filename}) · "
             f"[solutions](solutions/{lesson.filename}) | "
-            f"[![Binder]({BINDER_BADGE})]({binder}) |"
+            f"[![Binder]({BINDER_BADGE})]({binder}) [![Colab]({COLAB_BADGE})]({colab}) |"
         )
     total = sum(lesson.minutes for lesson in course.lessons)
     rows.append("")
     rows.append(f"Total: about {total // 60} h {total % 60:02d} min, exercises included.")
     return "\n".join(rows)
+
+
+# The head of every notebook's setup cell, up to and including this line, is owned
+# by the generator (see setup_preamble); the lesson's own imports follow it.
+SETUP_CALL = "setup_notebook()"
+
+
+def setup_preamble(course: Course) -> str:
+    """The first lines of every setup cell, identical in every notebook.
+
+    Where the helper package is installed (``./course.sh``, Binder, a hub image) the
+    import succeeds and nothing else runs, so the cell prints exactly what it always
+    did. On Google Colab, which starts from Colab's own environment, the import
+    fails once: the cell then installs the helper package from the repository at the
+    ``ref`` named in course.toml, with ``--no-deps`` so that pip never installs a
+    second TensorFlow, NumPy or ipywidgets over Colab's. Anywhere else a missing
+    package is an installation problem, reported in plain words.
+    ``AUTODIFF_COURSE_FORCE_COLAB=1`` makes a kernel take the Colab path (the
+    simulated-Colab test sets it).
+    """
+    from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
+
+    return (
+        "try:  # On Google Colab, the first run of this cell installs the course's helper package.\n"
+        "    from autodiff_course import setup_notebook\n"
+        "except ModuleNotFoundError:\n"
+        "    import os\n"
+        "    from importlib.util import find_spec\n"
+        "    on_colab = find_spec(\"google\") and find_spec(\"google.colab\")\n"
+        f"    if not on_colab and os.environ.get(\"{COLAB_ENVIRONMENT_VARIABLE}\") != \"1\":\n"
+        "        raise ModuleNotFoundError(\"The course's helper package, autodiff_course, is not \"\n"
+        "                                  \"installed for this kernel: see Start in the README.\") from None\n"
+        f"    %pip install --quiet --no-deps {course.helper_package_source}\n"
+        "    from autodiff_course import setup_notebook\n"
+        "\n"
+        f"{SETUP_CALL}"
+    )
+
+
+def with_setup_preamble(source: str, course: Course) -> str:
+    """``source`` (a setup cell) with everything up to its setup call replaced."""
+    lines = source.split("\n")
+    if SETUP_CALL not in lines:
+        return source
+    rest = lines[lines.index(SETUP_CALL) + 1:]
+    return "\n".join([setup_preamble(course), *rest])
 
 
 def slide_type(cell) -> str:
@@ -162,9 +235,11 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
     nb.nbformat, nb.nbformat_minor = 4, 5
     widgets = nb.metadata.get("widgets")
     nb.metadata = nbformat.NotebookNode({"kernelspec": dict(KERNELSPEC),
-                                         "language_info": dict(LANGUAGE_INFO)})
+                                         "language_info": dict(LANGUAGE_INFO),
+                                         "rise": dict(RISE_SETTINGS)})
     if widgets:
         nb.metadata["widgets"] = widgets
+    setup_cell = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     for index, cell in enumerate(nb.cells):
         cell_tags = sorted(tags(cell))
         collapsed = {key: True for key in COLLAPSE_KEYS
@@ -182,6 +257,8 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
             cell.source = "".join(cell.source)
         if cell.cell_type == "code":
             cell.outputs = merge_streams(cell.outputs)
+            if cell is setup_cell:
+                cell.source = with_setup_preamble(cell.source, course)
         if cell.cell_type == "markdown":
             if NAV_TOP_TAG in cell_tags or NAV_BOTTOM_TAG in cell_tags:
                 cell.source = navigation(course, lesson, folder)

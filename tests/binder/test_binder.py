@@ -2,23 +2,34 @@
 environment they produce, built the way Binder builds it.
 
 Binder ignores the top-level requirements.txt once binder/ exists, so binder/
-carries its own pins; they must equal the top-level ones for Linux.
+carries its own pins; they must equal the top-level ones for Linux, plus the two
+that only Binder and a hub need (``BINDER_ONLY``). The same folder is the recipe of
+the hub image (instructors/guide-header.md): ``repo2docker`` turns it into a
+Dockerfile, checked here with ``--no-build``, which needs no Docker daemon.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
-REPO2DOCKER = "jupyter-repo2docker==2026.4.0"
+# repo2docker comes from requirements-test.txt, installed beside pytest.
+REPO2DOCKER = Path(sys.executable).parent / "repo2docker"
+# Pinned in binder/requirements.txt only: notebook replaces the base image's 7.4
+# (which requires jupyterlab < 4.5), nbgitpuller serves the guide's hub links.
+BINDER_ONLY = {"notebook", "nbgitpuller"}
 LINUX = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
          "python_full_version": "3.11.7", "os_name": "posix"}
 
@@ -40,7 +51,45 @@ def pins(path: Path) -> dict[str, str]:
 
 
 def test_binder_pins_equal_the_top_level_pins_for_linux():
-    assert pins(BINDER / "requirements.txt") == pins(ROOT / "requirements.txt")
+    binder = pins(BINDER / "requirements.txt")
+    shared = {name: version for name, version in binder.items() if name not in BINDER_ONLY}
+    assert shared == pins(ROOT / "requirements.txt")
+    assert BINDER_ONLY <= set(binder), "binder/ must pin notebook and nbgitpuller"
+
+
+def base_image_packages() -> dict[str, str]:
+    """name -> version of the conda packages in repo2docker's base environment."""
+    from importlib.util import find_spec
+
+    package = Path(find_spec("repo2docker").origin).parent  # found, not imported
+    lock = package / "buildpacks" / "conda" / "environment.py-3.11-linux-64.lock"
+    found = {}
+    for url in re.findall(r"/([^/\s]+)\.conda#", lock.read_text()):
+        name, version, _build = url.rsplit("-", 2)
+        found[name.lower().replace("_", "-")] = version
+    return found
+
+
+def test_binder_replaces_the_base_images_notebook_and_jupyterlab():
+    """The base image brings its own notebook and jupyterlab; the pins must win.
+
+    Binder's notebook 7.4 requires jupyterlab < 4.5, so it cannot stay beside the
+    pinned jupyterlab 4.6; pip replaces both because binder/ pins both (the
+    environment test below installs them and runs ``pip check``).
+    """
+    base, binder = base_image_packages(), pins(BINDER / "requirements.txt")
+    for name in ("notebook", "jupyterlab"):
+        assert name in base, f"repo2docker's base image no longer brings {name}"
+        assert name in binder, f"binder/requirements.txt must pin {name}"
+    # notebook 7.6 is the first release whose jupyterlab range (>= 4.6, < 4.7)
+    # admits the pinned jupyterlab 4.6.
+    assert Version(binder["notebook"]) >= Version("7.6")
+    assert Version(binder["jupyterlab"]).release[:2] == (4, 6)
+
+
+def test_repo2docker_is_a_pinned_test_tool():
+    assert "jupyter-repo2docker==" in (ROOT / "requirements-test.txt").read_text()
+    assert REPO2DOCKER.exists(), "run `./course.sh test` to install the test tools"
 
 
 def test_binder_installs_the_helper_package_and_uses_python_3_11():
@@ -56,9 +105,35 @@ def test_binder_scripts_are_executable_bash(script):
 
 
 def test_post_build_stops_at_the_first_error_and_silences_news():
+    """One mechanism for the news pop-up, shared with ./course.sh lab."""
     text = (BINDER / "postBuild").read_text()
     assert "\nset -e\n" in text
-    assert "apputils-extension:announcements" in text
+    assert "\n./tools/quiet_jupyterlab.sh jupyter\n" in text
+    assert 'tools/quiet_jupyterlab.sh "$VENV/bin/jupyter"' in (ROOT / "course.sh").read_text()
+
+
+FAKE_JUPYTER = r"""#!/bin/bash
+echo "$*" >> CALLS
+mkdir -p PREFIX/etc/jupyter/labconfig
+printf '{"disabledExtensions": {"%s": true}}' "$4" > PREFIX/etc/jupyter/labconfig/page_config.json
+"""
+
+
+def test_quiet_jupyterlab_disables_the_news_plugin_in_the_environment_only(tmp_path):
+    """The script writes the environment's page_config.json, and only once."""
+    prefix = tmp_path / "env"
+    (prefix / "bin").mkdir(parents=True)
+    calls = tmp_path / "calls"
+    fake = prefix / "bin" / "jupyter"  # records its arguments, then does what jupyter does
+    fake.write_text(FAKE_JUPYTER.replace("CALLS", str(calls)).replace("PREFIX", str(prefix)))
+    fake.chmod(0o755)
+    for _ in range(2):
+        subprocess.run([ROOT / "tools" / "quiet_jupyterlab.sh", fake], check=True)
+    assert calls.read_text().splitlines() == [
+        "labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements"]
+    page_config = json.loads((prefix / "etc/jupyter/labconfig/page_config.json").read_text())
+    assert page_config == {"disabledExtensions": {
+        "@jupyterlab/apputils-extension:announcements": True}}
 
 
 def test_start_hands_over_to_the_server():
@@ -66,8 +141,10 @@ def test_start_hands_over_to_the_server():
 
 
 def tracked_files_copy(target: Path) -> Path:
-    """The repository as Binder sees it: the files git tracks, nothing else."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
+    """The repository as Binder sees it: the files git tracks (or would track: new
+    files not ignored by .gitignore), nothing else."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=ROOT, capture_output=True,
                             check=True).stdout.decode().split("\0")
     for name in filter(None, listed):
         source = ROOT / name
@@ -88,21 +165,31 @@ def binder_copy(tmp_path_factory):
     return tracked_files_copy(tmp_path_factory.mktemp("binder") / "repo")
 
 
-def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(
-        binder_copy, tmp_path):
-    bin_dir = fresh_venv(tmp_path / "repo2docker")
-    subprocess.run([bin_dir / "python", "-m", "pip", "install", "--quiet",
-                    "--disable-pip-version-check", REPO2DOCKER], check=True)
-    done = subprocess.run([bin_dir / "repo2docker", "--no-build", "--no-run", "--debug",
-                           str(binder_copy)], capture_output=True, text=True, timeout=300)
+def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder_copy):
+    """The hub image recipe, as instructors/guide-header.md builds it, minus the build.
+
+    ``--no-build --debug`` prints the Dockerfile without contacting Docker, so this
+    runs where no Docker daemon is.
+    """
+    environment = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
+    guide = (ROOT / "instructors" / "guide-header.md").read_text()
+    assert "repo2docker --ref {{ref}} --no-run --user-name jovyan --user-id 1000" in guide
+    done = subprocess.run([REPO2DOCKER, "--no-build", "--no-run", "--debug",
+                           "--user-name", "jovyan", "--user-id", "1000",
+                           "--image-name", "gradients-on-tape:test", str(binder_copy)],
+                          capture_output=True, text=True, timeout=300, env=environment)
     dockerfile = done.stdout + done.stderr
     assert done.returncode == 0, dockerfile[-2000:]
     assert 'pip install --no-cache-dir -r "binder/requirements.txt"' in dockerfile
     assert "RUN ./binder/postBuild" in dockerfile
     assert 'R2D_ENTRYPOINT="${REPO_DIR}/binder/start"' in dockerfile
     assert "Building conda environment for python=3.11" in dockerfile
-    # The whole repository is copied before pip runs, so "-e ." finds the package.
-    assert dockerfile.index("COPY --chown") < dockerfile.index("binder/requirements.txt\"")
+    # The whole repository is copied before pip runs, so "-e ." finds the package,
+    # and before postBuild, so that it finds tools/quiet_jupyterlab.sh; it belongs to
+    # uid 1000, the hub's user (without --user-id it would belong to whoever built it).
+    copy_all = dockerfile.index("COPY --chown=1000:1000 src/ ${REPO_DIR}/")
+    assert copy_all < dockerfile.index('pip install --no-cache-dir -r "binder/requirements.txt"')
+    assert copy_all < dockerfile.index("RUN ./binder/postBuild")
 
 
 def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, tmp_path):
@@ -120,7 +207,9 @@ def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, 
 
     run("python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
         "-r", "binder/requirements.txt")
+    run("python", "-m", "pip", "check")  # notebook's jupyterlab range admits the pin
     run("./binder/postBuild")
+    run("python", "-c", "import nbgitpuller")
     run("python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
         "nbval==0.11.0", "pytest==9.2.0")
     done = run("./binder/start", "python", "-m", "pytest", "-p", "no:cacheprovider",

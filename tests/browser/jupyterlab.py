@@ -233,3 +233,86 @@ def problems_on_page(page) -> list[str]:
         }
         return found;
     }""")
+
+
+# --- slides (jupyterlab-rise) ------------------------------------------------------
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def open_slides(page, base_url: str, token: str, path: str) -> None:
+    """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), first slide shown."""
+    page.goto(f"{base_url}/rise/{path}?token={token}")
+    page.wait_for_selector(".reveal .slides section", state="attached", timeout=90_000)
+    page.wait_for_function("() => document.querySelector('.reveal .slides h1') !== null",
+                           timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.reveal .slides > section.present')"
+                           " !== null", timeout=30_000)
+    # Slides jump to their place instead of sliding there, so that a test sees each
+    # slide where it comes to rest (headless Chromium runs transitions unevenly).
+    page.add_style_tag(content=".reveal .slides section { transition: none !important; }")
+
+
+def present_slide(page) -> tuple[int, int]:
+    """(horizontal, vertical) index of the slide on screen."""
+    return tuple(page.evaluate("""() => {
+        const outer = [...document.querySelectorAll('.reveal .slides > section')];
+        const h = outer.findIndex(section => section.classList.contains('present'));
+        const inner = h < 0 ? [] : [...outer[h].querySelectorAll(':scope > section')];
+        return [h, Math.max(0, inner.findIndex(s => s.classList.contains('present')))];
+    }"""))
+
+
+def wait_for_slide_to_settle(page) -> None:
+    """Wait until the slide on screen has finished moving in (reveal.js transitions)."""
+    page.wait_for_function("""() => new Promise(resolve => {
+        const slide = () => {
+            const outer = document.querySelector('.reveal .slides > section.present');
+            return outer && (outer.querySelector(':scope > section.present') || outer);
+        };
+        const where = () => { const s = slide(); return s ? s.getBoundingClientRect().top : null; };
+        const first = where();
+        setTimeout(() => resolve(first !== null && where() === first), 150);
+    })""", timeout=10_000)
+
+
+def slide_overflow(page) -> dict | None:
+    """How the slide on screen fails to fit, or None: content above or below the
+    visible slide area that cannot be scrolled into view."""
+    wait_for_slide_to_settle(page)
+    return page.evaluate("""() => {
+        const reveal = document.querySelector('.reveal').getBoundingClientRect();
+        const outer = document.querySelector('.reveal .slides > section.present');
+        const slide = outer.querySelector(':scope > section.present') || outer;
+        const box = slide.getBoundingClientRect();
+        const style = getComputedStyle(slide);
+        const scrolls = ['auto', 'scroll'].includes(style.overflowY);
+        const fits = box.top >= reveal.top - 1 && box.bottom <= reveal.bottom + 1;
+        const hidden = scrolls ? 0 : Math.max(0, slide.scrollHeight - slide.clientHeight);
+        if (fits && hidden <= 1) return null;
+        return {top: Math.round(box.top - reveal.top), bottom: Math.round(box.bottom),
+                visible: Math.round(reveal.bottom - reveal.top), scrolls: scrolls,
+                height: Math.round(slide.scrollHeight),
+                heading: (slide.querySelector('h1, h2, h3') || {}).textContent || ''};
+    }""")
+
+
+def empty_outputs(page) -> list[str]:
+    """Outputs in the slides that show nothing, or a widget that failed to load."""
+    return page.evaluate("""() => {
+        const found = [];
+        for (const output of document.querySelectorAll('.reveal .jp-OutputArea-output')) {
+            const text = output.innerText.trim();
+            const picture = output.querySelector('img, svg, canvas');
+            if (!text && !picture) found.push('an empty output: ' + output.outerHTML.slice(0, 200));
+            for (const phrase of ['Loading widget', 'Error displaying widget',
+                                  'model not found']) {
+                if (text.includes(phrase)) found.push('an output says ' + phrase);
+            }
+            for (const image of output.querySelectorAll('img')) {
+                if (!image.complete || image.naturalWidth === 0)
+                    found.push('a picture that did not load: ' + image.src.slice(0, 60));
+            }
+        }
+        return found;
+    }""")

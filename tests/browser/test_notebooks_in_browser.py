@@ -45,19 +45,20 @@ def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
     explorer.scroll_into_view_if_needed()
     assert readout(page)[0] == "1.00"
 
-    handle = explorer.locator(".noUi-handle").first
-    handle.focus()
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("ArrowRight")
+    x_input = explorer.locator(".chain-rule-x input").first
+    x_input.focus()
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
     page.wait_for_function(
         "() => document.querySelector('.chain-rule-readout').dataset.x === '1.50'")
     x, text = readout(page)
     assert chain_rule_reference(1.5) in text
     assert "agree" in text and "DISAGREE" not in text
 
-    track = explorer.locator(".noUi-target").first
-    box = track.bounding_box()
-    page.mouse.click(box["x"] + 2, box["y"] + box["height"] / 2)  # far left: x = -6
+    x_input.click()                       # the mouse, then a typed number
+    x_input.press("Control+a")
+    x_input.type("-6")
+    x_input.press("Enter")
     page.wait_for_function(
         "() => parseFloat(document.querySelector('.chain-rule-readout').dataset.x) < -5")
     x, text = readout(page)

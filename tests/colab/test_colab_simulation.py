@@ -1,0 +1,184 @@
+"""Google Colab, simulated: every notebook runs top to bottom on Colab's packages.
+
+What is simulated:
+
+* Colab's runtime: a virtual environment with Colab's own TensorFlow, NumPy,
+  matplotlib, ipywidgets, IPython and ipykernel (``requirements-colab.txt`` says
+  where the versions come from), and nothing of the course. It is built from
+  nothing on the first run and cached in ``.cache/colab-simulation/`` (git-ignored,
+  keyed by the requirements and the Python version), so later runs start at once.
+* A fresh runtime per notebook: the helper package is uninstalled before each one
+  and the kernel's working folder is empty, as Colab's ``/content`` is.
+* The setup cell's Colab path, taken for real: ``AUTODIFF_COURSE_FORCE_COLAB=1``
+  turns the detector on, the cell finds no ``autodiff_course`` and installs it with
+  its own ``%pip install --quiet --no-deps ...`` line. The one difference from Colab
+  is the source: GitHub is replaced by a copy of this checkout (the files git tracks
+  or would track), since only the package registries are reachable here.
+
+Each notebook must run with no cell raising and no error output; solutions run
+with ``AUTODIFF_COURSE_STRICT=1`` as in the main suite, lessons without. The setup
+cell must report Colab, keep Colab's versions and say that outputs may differ.
+
+What is not simulated: Colab's own front end and widget manager, its Python
+(3.12 there), its preinstalled packages beyond these six, and GitHub itself.
+Outputs are not compared with the saved ones: they may differ in the last digits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
+from autodiff_course.course_config import COURSE_ROOT as ROOT, load_course
+from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE, COLAB_OLDEST_TENSORFLOW
+
+COURSE = load_course()
+NOTEBOOKS = [pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
+             for folder in ("lessons", "solutions") for lesson in COURSE.lessons]
+HERE = Path(__file__).resolve().parent
+REQUIREMENTS = HERE / "requirements-colab.txt"
+CACHE = ROOT / ".cache" / "colab-simulation"
+KERNEL_NAME = "colab-simulation"
+
+pytestmark = pytest.mark.colab
+
+
+def colab_pins() -> dict[str, str]:
+    pins = {}
+    for line in REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[name] = version
+    return pins
+
+
+def pip(python: Path, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check",
+                           *arguments], capture_output=True, text=True, timeout=1800)
+    if check and done.returncode != 0:
+        raise RuntimeError(f"pip {' '.join(arguments)} failed:\n{done.stdout[-2000:]}"
+                           f"{done.stderr[-3000:]}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def colab_python() -> Path:
+    """The simulated runtime's Python, built once and then reused from the cache."""
+    if sys.version_info[:2] > (3, 12):
+        pytest.skip(f"Colab's TensorFlow {COLAB_OLDEST_TENSORFLOW} has no wheels for "
+                    f"Python {sys.version_info[0]}.{sys.version_info[1]}")
+    key = hashlib.sha256((REQUIREMENTS.read_text() + sys.version).encode()).hexdigest()[:12]
+    folder = CACHE / f"venv-{key}"
+    python = folder / "bin" / "python"
+    if not (folder / "complete").exists():
+        if CACHE.exists():  # an older simulation's environment: about 1.5 GB each
+            for stale in CACHE.glob("venv-*"):
+                shutil.rmtree(stale, ignore_errors=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+        pip(python, "install", "--quiet", "-r", str(REQUIREMENTS))
+        (folder / "complete").write_text(REQUIREMENTS.read_text())
+    return python
+
+
+@pytest.fixture(scope="module")
+def repository_copy(tmp_path_factory) -> Path:
+    """What ``pip install git+https://github.com/...`` would fetch: the repository's files."""
+    target = tmp_path_factory.mktemp("colab-source") / "repository"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], cwd=ROOT, capture_output=True,
+                            check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            destination = target / name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
+    return target
+
+
+@pytest.fixture(scope="module")
+def kernel_specs(tmp_path_factory, colab_python):
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    folder = tmp_path_factory.mktemp("colab-kernels") / KERNEL_NAME
+    folder.mkdir()
+    (folder / "kernel.json").write_text(
+        '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}"], '
+        '"display_name": "Python 3 (simulated Colab)", "language": "python"}'
+        % colab_python)
+    return KernelSpecManager(kernel_dirs=[str(folder.parent)])
+
+
+def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
+    code = ("import importlib.metadata as m\n"
+            "for name in ('tensorflow-cpu', 'numpy', 'matplotlib', 'ipywidgets', "
+            "'ipython', 'ipykernel'):\n"
+            "    print(name, m.version(name))\n"
+            "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
+            "    print('no helper package')\n")
+    pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)
+    done = subprocess.run([str(colab_python), "-c", code], capture_output=True, text=True,
+                          check=True, cwd=tmp_path)  # not the checkout, with its egg-info
+    found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[:6])
+    assert found == colab_pins()
+    assert done.stdout.splitlines()[-1] == "no helper package"
+    assert colab_pins()["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW
+
+
+def problems_in(nb) -> list[str]:
+    found = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                found.append(f"cell {index}: {output.ename}: {output.evalue}")
+            elif output.output_type == "stream" and "Traceback" in output.text:
+                found.append(f"cell {index} printed a traceback: {output.text[-1500:]}")
+    return found
+
+
+@pytest.mark.parametrize("folder, lesson", NOTEBOOKS)
+def test_notebook_runs_top_to_bottom_on_colab(folder, lesson, colab_python, kernel_specs,
+                                              repository_copy, tmp_path):
+    from jupyter_client import KernelManager
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
+    setup = next(cell for cell in nb.cells if cell.cell_type == "code")
+    install = f"%pip install --quiet --no-deps {COURSE.helper_package_source}\n"
+    assert setup.source.count(install) == 1
+    setup.source = setup.source.replace(
+        install, f"%pip install --quiet --no-deps {repository_copy}\n")
+
+    pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)  # fresh runtime
+    content = tmp_path / "content"  # Colab's empty working folder
+    content.mkdir()
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in (STRICT_ENVIRONMENT_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")}
+    environment.update({COLAB_ENVIRONMENT_VARIABLE: "1",
+                        STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
+                        "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}"})
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs)
+    client = NotebookClient(nb, km=manager, timeout=600, allow_errors=False,
+                            resources={"metadata": {"path": str(content)}})
+    client.execute(env=environment, cwd=str(content))
+
+    assert problems_in(nb) == []
+    report = "".join(output.get("text", "") for output in setup.outputs
+                     if output.output_type == "stream" and output.name == "stdout")
+    assert "Environment OK (Google Colab): " in report, report
+    assert f"TensorFlow {COLAB_OLDEST_TENSORFLOW}" in report
+    assert "outputs may differ in the last digits" in report
+    installed = subprocess.run(
+        [str(colab_python), "-c", "import autodiff_course; print(autodiff_course.__file__)"],
+        capture_output=True, text=True, cwd=content, check=True).stdout
+    assert "site-packages" in installed, "the setup cell did not install the helper package"

@@ -1,0 +1,137 @@
+"""The benchmark's memory figures are true peaks, and the hub figures follow from them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from notebooks import ROOT, load  # puts tools/ on sys.path
+from notebooks import LESSONS
+
+import benchmark  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="VmHWM is read from Linux's /proc")
+
+# Allocates and touches 300 MB, frees it, then waits to be measured.
+SPIKE = """
+import sys
+block = bytearray(300 * 2**20)
+for i in range(0, len(block), 4096):
+    block[i] = 1
+del block
+print("freed", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_peak_is_the_high_water_mark_not_a_sample():
+    import psutil
+
+    process = subprocess.Popen([sys.executable, "-c", SPIKE], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "freed"
+        time.sleep(0.2)
+        now = psutil.Process(process.pid).memory_info().rss / 2**20
+        peak = benchmark.peak_resident_mb(process.pid)
+    finally:
+        process.communicate("\n", timeout=30)
+    assert peak >= 300, f"the 300 MB spike is missing from the peak ({peak:.0f} MB)"
+    assert now < peak - 250, "after the spike a sample reads far less than the peak"
+
+
+def test_peak_of_a_process_that_is_gone_says_why():
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    with pytest.raises(RuntimeError, match="cannot read the memory peak"):
+        benchmark.peak_resident_mb(process.pid)
+
+
+def test_hub_memory_holds_the_server_and_one_or_two_kernels_at_their_peaks():
+    hub = benchmark.hub_memory(server_mb=150.0, kernel_mb=820.0)
+    assert hub["guarantee"] == "1.25G"  # 970 MiB = 1.017 GB
+    assert hub["limit"] == "2G"         # 1790 MiB = 1.877 GB
+    assert benchmark.hub_memory(100.0, 700.0)["limit"] == "1.75G"  # 1500 MiB = 1.573 GB
+
+
+class EveryControl:
+    """A course-style widget (its tree in ``.widget``) with one control of each kind."""
+
+    def __init__(self):
+        import ipywidgets as widgets
+
+        self.controls = {
+            "slider": widgets.FloatSlider(min=-2.0, max=3.0),
+            "count": widgets.IntSlider(min=1, max=4),
+            "range": widgets.FloatRangeSlider(min=0.0, max=10.0, value=(0.0, 1.0)),
+            "box": widgets.BoundedIntText(min=2, max=6, value=3),
+            "switch": widgets.Checkbox(value=True),
+            "mode": widgets.ToggleButtons(options=["a", "b", "c"]),
+            "pick": widgets.Dropdown(options=["x", "y"]),
+        }
+        self.seen = {name: [] for name in self.controls}
+        for name, control in self.controls.items():
+            control.observe(lambda change, name=name: self.seen[name].append(change["new"]),
+                            names="value")
+        self.widget = widgets.VBox([widgets.HTML("text"), widgets.Image(value=b""),
+                                    widgets.HBox(list(self.controls.values()))])
+
+
+def drive(*shown) -> str:
+    import contextlib
+    import io
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(benchmark.DRIVE_WIDGETS, {"Out": dict(enumerate(shown, 1))})
+    return printed.getvalue().strip()
+
+
+def test_the_driver_moves_every_control_through_its_whole_range():
+    shown = EveryControl()
+    # 3 x 2 choice combinations; under each: 2 choices set, 5 slider values, 4 counts,
+    # 5 ranges, 5 boxes and 2 switches.
+    assert drive(shown, "not a widget") == f"drove 1 widgets through {6 * (2 + 21)} changes"
+    seen = shown.seen
+    assert min(seen["slider"]) == -2.0 and max(seen["slider"]) == 3.0
+    assert set(seen["count"]) == {1, 2, 3, 4}
+    assert max(high for _, high in seen["range"]) == 10.0
+    assert set(seen["box"]) == {2, 3, 4, 5, 6}
+    assert seen["switch"][:2] == [False, True]
+    assert set(seen["mode"]) == {"b", "c"}  # and "a", where it started
+    assert set(seen["pick"]) == {"x", "y"}
+
+
+def test_the_driver_finds_nothing_where_no_widget_was_shown():
+    assert drive() == "drove 0 widgets through 0 changes"
+
+
+@pytest.mark.parametrize("number", [1, 3, 5])
+def test_the_lessons_with_widgets_display_them(number):
+    """The driver finds the widgets in Out: lessons 01, 03 and 05 display theirs."""
+    lesson = next(lesson for lesson in LESSONS if lesson.number == number)
+    views = [output for cell in load("lessons", lesson).cells
+             for output in cell.get("outputs", [])
+             if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+             and output.output_type == "execute_result"]
+    assert views, f"lesson {number:02d} displays no widget as a cell's result"
+
+
+def test_the_driver_runs_through_the_course_widgets():
+    from autodiff_course.widgets.chain_rule import ChainRuleExplorer
+    from autodiff_course.widgets.jacobian_heatmap import JacobianHeatmap
+
+    report = drive(ChainRuleExplorer(), JacobianHeatmap())
+    assert report.startswith("drove 2 widgets through ")
+    assert int(report.split()[-2]) > 10
+
+
+def test_benchmark_table_names_the_measure():
+    text = (ROOT / "tools" / "benchmark.py").read_text()
+    assert "kernel peak memory (VmHWM)" in text
+    assert "hub memory guarantee per learner" in text and "hub memory limit per learner" in text
+    assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in text
