@@ -64,24 +64,31 @@ sys.exit(os.path.dirname(os.path.dirname(os.path.realpath(autodiff_course.__file
   fi
 }
 
-ensure_chromium() {
-  # The browser tests drive Debian's chromium. Install it where we can; elsewhere
-  # the browser tests skip and say how to enable them.
-  if command -v chromium >/dev/null 2>&1; then return; fi
-  if command -v apt-get >/dev/null 2>&1; then
-    local sudo=""
-    if [ "$(id -u)" != 0 ]; then
-      if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
-        echo "Chromium is not installed: run 'sudo apt-get install chromium' to enable the browser tests."
-        return
-      fi
-    fi
-    echo "Installing Debian's chromium for the browser tests."
-    $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
-  else
-    echo "No apt-get here: the browser tests will skip (install Chromium and set COURSE_CHROMIUM=/path/to/chromium to run them)."
+apt_install() {
+  # apt_install COMMAND PACKAGE PURPOSE: install Debian's PACKAGE unless COMMAND exists.
+  local command="$1" package="$2" purpose="$3"
+  if command -v "$command" >/dev/null 2>&1; then return; fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "No apt-get here: install $package yourself to run $purpose (they skip without it)."
+    return
   fi
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+      echo "$package is not installed: run 'sudo apt-get install $package' to run $purpose."
+      return
+    fi
+  fi
+  echo "Installing Debian's $package for $purpose."
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$package" >/dev/null
+}
+
+ensure_browser_tools() {
+  # The browser tests drive Debian's chromium (set COURSE_CHROMIUM=/path/to/chromium
+  # elsewhere); the accessibility tests fetch axe-core from the npm registry.
+  apt_install chromium chromium "the browser tests"
+  apt_install npm npm "the accessibility tests"
 }
 
 # progress and nbgrader run from the caller's folder, so that relative paths mean
@@ -109,7 +116,7 @@ case "$command" in
     ;;
   test)
     set_up requirements-test.txt
-    ensure_chromium
+    ensure_browser_tools
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   build)
@@ -122,7 +129,7 @@ case "$command" in
     ;;
   bench)
     set_up requirements-test.txt
-    ensure_chromium
+    ensure_browser_tools
     exec "$VENV/bin/python" tools/benchmark.py "$@"
     ;;
   progress)
