@@ -4,13 +4,17 @@
 #   ./course.sh lab      set up from nothing, then open the course in JupyterLab
 #   ./course.sh test     set up from nothing (test tools included), then run every test
 #   ./course.sh build    regenerate lessons/ (and all outputs) from solutions/
+#   ./course.sh guide    regenerate the instructor guide, instructors/guide.md
 #   ./course.sh figures  regenerate the static figures in figures/
-#   ./course.sh bench    run the benchmark and print its table
+#   ./course.sh bench    run the benchmark and print its table (--save: keep it)
 #   ./course.sh progress [PATH...] [--csv FILE] [--timeout SECONDS] [--jobs N]
 #                        re-run learners' notebooks and tabulate every exercise's
 #                        verdict (no PATH: your own lessons/)
 #   ./course.sh nbgrader DIR
 #                        write an nbgrader course source (and its config) under DIR
+#
+# Each command but lab and test runs a module of course_tools/ (python -m course_tools.…),
+# which works the same without this script (Windows, conda).
 #
 # "Set up" means: create the virtual environment .venv if it is absent (with
 # Python 3.10 to 3.13), install the pinned requirements and the course's helper
@@ -109,7 +113,8 @@ shift || true
 case "$command" in
   lab)
     set_up requirements.txt
-    tools/quiet_jupyterlab.sh "$VENV/bin/jupyter"  # no news pop-up (Binder does the same)
+    # No news pop-up (Binder does the same).
+    "$VENV/bin/python" -m course_tools.quiet_jupyterlab "$VENV/bin/jupyter"
     if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
       --LabApp.default_url=/lab/tree/lessons/00-welcome.ipynb "$@"
@@ -117,20 +122,25 @@ case "$command" in
   test)
     set_up requirements-test.txt
     ensure_browser_tools
-    exec "$VENV/bin/python" -m pytest "$@"
+    # Line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
+    exec "$VENV/bin/python" -m pytest --cov --cov-report=term:skip-covered "$@"
     ;;
   build)
     set_up requirements-test.txt
-    exec "$VENV/bin/python" tools/build_lessons.py "$@"
+    exec "$VENV/bin/python" -m course_tools.build_lessons "$@"
+    ;;
+  guide)
+    set_up requirements-test.txt
+    exec "$VENV/bin/python" -m course_tools.build_instructor_guide "$@"
     ;;
   figures)
     set_up requirements-test.txt
-    exec "$VENV/bin/python" tools/make_figures.py "$@"
+    exec "$VENV/bin/python" -m course_tools.make_figures "$@"
     ;;
   bench)
     set_up requirements-test.txt
     ensure_browser_tools
-    exec "$VENV/bin/python" tools/benchmark.py "$@"
+    exec "$VENV/bin/python" -m course_tools.benchmark "$@"
     ;;
   progress)
     set_up requirements.txt

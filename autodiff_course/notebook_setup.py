@@ -26,14 +26,20 @@ import os
 import random
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-PINNED = {
-    "tensorflow": "2.21.0",
-    "numpy": "2.4.6",
-    "matplotlib": "3.11.2",
-    "ipywidgets": "8.1.9",
+from ._pins import PINS
+
+LABELS = {
+    "tensorflow": "TensorFlow",
+    "numpy": "NumPy",
+    "matplotlib": "matplotlib",
+    "ipywidgets": "ipywidgets",
 }
+# The versions the course's outputs were produced with, as requirements.txt pins them
+# (copied into _pins.py by the lesson build, so that they are installed with the package).
+PINNED = {name: PINS[name] for name in LABELS}
 # The Python versions TensorFlow 2.21 publishes wheels for (its "Programming Language ::
 # Python :: 3.x" classifiers); tests/test_python_range.py keeps this, course.sh and
 # pyproject.toml equal to the installed wheel's range.
@@ -58,10 +64,6 @@ QUIET_TENSORFLOW_ENVIRONMENT = {
 
 class EnvironmentProblem(RuntimeError):
     """Raised by the setup cell when the course cannot run at all here."""
-
-
-LABELS = {"tensorflow": "TensorFlow", "numpy": "NumPy", "matplotlib": "matplotlib",
-          "ipywidgets": "ipywidgets"}
 
 
 @dataclass
@@ -132,14 +134,20 @@ def running_on_colab() -> bool:
     if "google.colab" in sys.modules:
         return True
     try:
-        return importlib.util.find_spec("google") is not None \
+        return (
+            importlib.util.find_spec("google") is not None
             and importlib.util.find_spec("google.colab") is not None
+        )
     except (ImportError, ValueError):
         return False
 
 
-def diagnose(python: tuple[int, int], versions: dict[str, str | None],
-             widgets_front_end: bool | None = None, colab: bool = False) -> EnvironmentReport:
+def diagnose(
+    python: tuple[int, int],
+    versions: dict[str, str | None],
+    widgets_front_end: bool | None = None,
+    colab: bool = False,
+) -> EnvironmentReport:
     """Compare what is installed with what the course is checked against.
 
     A pure function of its arguments, so every message can be unit-tested.
@@ -150,10 +158,15 @@ def diagnose(python: tuple[int, int], versions: dict[str, str | None],
         return _diagnose_colab(python, versions)
     if widgets_front_end is None:
         widgets_front_end = versions.get("jupyterlab_widgets") is not None
-    report = EnvironmentReport(python=python, versions=dict(versions),
-                               widgets_front_end=widgets_front_end)
-    _check_python(report, python, "create the virtual environment with Python "
-                  f"{SUPPORTED_PYTHON[1][0]}.{SUPPORTED_PYTHON[1][1]} (see the README)")
+    report = EnvironmentReport(
+        python=python, versions=dict(versions), widgets_front_end=widgets_front_end
+    )
+    _check_python(
+        report,
+        python,
+        "create the virtual environment with Python "
+        f"{SUPPORTED_PYTHON[1][0]}.{SUPPORTED_PYTHON[1][1]} (see the README)",
+    )
     for name, pinned in PINNED.items():
         version = versions.get(name)
         label = {"tensorflow": "TensorFlow", "numpy": "NumPy"}.get(name, name)
@@ -205,29 +218,38 @@ def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) ->
     Colab's front end draws ipywidgets' built-in widgets (the only kind the course
     uses) with its own widget manager, whatever ipywidgets version is installed.
     """
-    report = EnvironmentReport(python=python, versions=dict(versions),
-                               widgets_front_end=True, colab=True)
-    _check_python(report, python, "Colab's Python cannot be changed from a notebook, so "
-                  "run the course on Binder instead (see the README)")
+    report = EnvironmentReport(
+        python=python, versions=dict(versions), widgets_front_end=True, colab=True
+    )
+    _check_python(
+        report,
+        python,
+        "Colab's Python cannot be changed from a notebook, so "
+        "run the course on Binder instead (see the README)",
+    )
     differ = []
     for name, pinned in PINNED.items():
         version, label = versions.get(name), LABELS[name]
         if version is None:
             report.problems.append(
                 f"{label} is missing from this Colab runtime: run `%pip install "
-                f"{name}=={pinned}` in a new cell, {COLAB_RESTART}.")
+                f"{name}=={pinned}` in a new cell, {COLAB_RESTART}."
+            )
         elif name == "tensorflow" and _as_tuple(version) < _as_tuple(COLAB_OLDEST_TENSORFLOW):
             report.problems.append(
                 f"TensorFlow {version} is older than {COLAB_OLDEST_TENSORFLOW}, the oldest "
                 f"version the lessons have been run with, so some cells will fail: run "
-                f"`%pip install tensorflow=={pinned}` in a new cell, {COLAB_RESTART}.")
+                f"`%pip install tensorflow=={pinned}` in a new cell, {COLAB_RESTART}."
+            )
         elif version != pinned:
             differ.append((label, version, pinned))
     if differ:
         report.notes.append(
             "Note: these are Colab's own versions, kept as they are; the saved outputs "
-            "come from " + _and([f"{label} {pinned}" for label, _, pinned in differ])
-            + ", so outputs may differ in the last digits.")
+            "come from "
+            + _and([f"{label} {pinned}" for label, _, pinned in differ])
+            + ", so outputs may differ in the last digits."
+        )
     return report
 
 
@@ -345,8 +367,11 @@ class WidgetsFrontEndProbe:
     def _repr_mimebundle_(self, **kwargs):
         return {
             "text/plain": self.text_summary(),
-            WIDGET_VIEW_MIMETYPE: {"version_major": 2, "version_minor": 0,
-                                   "model_id": self.widget.model_id},
+            WIDGET_VIEW_MIMETYPE: {
+                "version_major": 2,
+                "version_minor": 0,
+                "model_id": self.widget.model_id,
+            },
         }
 
 

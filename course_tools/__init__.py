@@ -1,5 +1,11 @@
-"""The course's own tooling, kept apart from the helper package the notebooks import:
-``python -m course_tools.progress`` grades learners' notebooks by re-running their
-exercise checks, and ``python -m course_tools.nbgrader_export`` turns ``solutions/``
-into an nbgrader course source. Both read the exercises from the solutions notebooks
-at run time, so they follow the lessons as they change."""
+"""The course's own tooling, kept apart from the helper package the notebooks import.
+
+Every command is a module run as ``python -m course_tools.<module>`` (``./course.sh``
+calls them): ``build_lessons``, ``build_instructor_guide``, ``make_figures``,
+``benchmark`` (with ``benchmark_explorer``, ``benchmark_memory``, ``benchmark_checks``),
+``progress`` (with ``grading`` and ``progress_table``), ``nbgrader_export``, ``pins`` and
+``quiet_jupyterlab``. They share ``config`` (course.toml and the folders),
+``notebook_format`` (the notebooks' conventions), ``lessons`` (the exercises, read from
+solutions/), ``style`` (ruff), ``derived`` and ``browser`` (JupyterLab in Chromium).
+The helper package ``autodiff_course`` never imports this one.
+"""

@@ -17,25 +17,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
+from .config import SOLUTIONS_DIR
+from .config import Course
+from .config import Lesson
+from .config import load_course
+from .notebook_format import EXERCISE_HEADING
+from .notebook_format import read
 
-from autodiff_course.course_config import COURSE_ROOT, Course, Lesson, load_course
-
-SOLUTIONS_DIR = COURSE_ROOT / "solutions"
-LESSONS_DIR = COURSE_ROOT / "lessons"
-
-# Cells that exist only in solutions/ (the learner's copy drops them).
-SOLUTION_ONLY_TAGS = frozenset({"solution-only", "instructor-only", "answers"})
-BEGIN_SOLUTION = "### BEGIN SOLUTION"
-END_SOLUTION = "### END SOLUTION"
-
-EXERCISE_HEADING = re.compile(
-    r"^###\s+Exercise\s+(?P<number>\d+\.\d+)\s*:\s*(?P<title>.*?)\s*"
-    r"(?:\((?P<tail>[^()]*)\))?\s*$", re.MULTILINE)
 CHECKS_IMPORT = re.compile(
     r"^\s*from\s+autodiff_course\.checks\s+import\s+lesson(?P<number>\d+)"
-    r"(?:\s+as\s+(?P<alias>[A-Za-z_]\w*))?", re.MULTILINE)
-MINUTES = re.compile(r"(\d+)\s*min")
+    r"(?:\s+as\s+(?P<alias>[A-Za-z_]\w*))?",
+    re.MULTILINE,
+)
 CELL_ID = re.compile(r"^(\d\d)-\d{3}$")
 
 
@@ -43,13 +36,13 @@ CELL_ID = re.compile(r"^(\d\d)-\d{3}$")
 class Exercise:
     """One exercise of the course as the solutions notebook states it."""
 
-    lesson: str          # the lesson's slug
-    number: str          # "1.2"
+    lesson: str  # the lesson's slug
+    number: str  # "1.2"
     title: str
-    stars: int           # difficulty: filled stars in the heading (0 when none)
-    minutes: int | None
-    check: str | None    # the check function's name, e.g. "central_difference"
-    answer: str | None   # what the check call is given, e.g. "central_difference_1d"
+    stars: int  # difficulty: filled stars in the heading
+    minutes: int
+    check: str | None  # the check function's name, e.g. "central_difference"
+    answer: str | None  # what the check call is given, e.g. "central_difference_1d"
 
     @property
     def points(self) -> int:
@@ -64,15 +57,11 @@ class Found:
     number: str
     title: str
     stars: int
-    minutes: int | None
+    minutes: int
     heading_cell: int
     check_cell: int | None
     check: str | None
     answer: str | None
-
-
-def cell_tags(cell) -> set[str]:
-    return set(cell.get("metadata", {}).get("tags", []))
 
 
 def source(cell) -> str:
@@ -96,22 +85,14 @@ def _heading(cell):
     return EXERCISE_HEADING.search(source(cell))
 
 
-def _parts(match) -> tuple[str, int, int | None]:
-    title, tail = match["title"], match["tail"]
-    if tail is not None and "★" not in tail and "☆" not in tail and not MINUTES.search(tail):
-        title, tail = f"{title} ({tail})", None  # a parenthesis that belongs to the title
-    stars = tail.count("★") if tail else 0
-    minutes = MINUTES.search(tail) if tail else None
-    return title.strip(), stars, int(minutes.group(1)) if minutes else None
-
-
 def find_exercises(nb) -> list[Found]:
     """Every exercise heading of ``nb`` with the cell of its check call."""
     _, alias = check_alias(nb)
     # A call of a check at the start of a line: check.name(answer), possibly over
     # several lines (then only its name is kept).
-    call = re.compile(rf"^\s*{re.escape(alias)}\.(?P<name>[A-Za-z_]\w*)\((?P<args>.*)$",
-                      re.MULTILINE)
+    call = re.compile(
+        rf"^\s*{re.escape(alias)}\.(?P<name>[A-Za-z_]\w*)\((?P<args>.*)$", re.MULTILINE
+    )
     headings = [(index, _heading(cell)) for index, cell in enumerate(nb.cells)]
     headings = [(index, match) for index, match in headings if match]
     found = []
@@ -129,22 +110,28 @@ def find_exercises(nb) -> list[Found]:
                 check_cell, name = later, hit["name"]
                 answer = args[:-1].strip() if whole else None
                 break
-        title, stars, minutes = _parts(match)
-        found.append(Found(match["number"], title, stars, minutes, index, check_cell,
-                           name, answer))
+        found.append(
+            Found(
+                match["number"],
+                match["title"],
+                match["difficulty"].count("★"),
+                int(match["minutes"]),
+                index,
+                check_cell,
+                name,
+                answer,
+            )
+        )
     return found
-
-
-def read_notebook(path: Path):
-    return nbformat.read(path, as_version=4)
 
 
 def exercises_of(lesson: Lesson, solutions_dir: Path = SOLUTIONS_DIR) -> tuple[Exercise, ...]:
     """The exercises of ``lesson`` as its solutions notebook states them now."""
-    nb = read_notebook(solutions_dir / lesson.filename)
-    return tuple(Exercise(lesson.slug, f.number, f.title, f.stars, f.minutes, f.check,
-                          f.answer)
-                 for f in find_exercises(nb))
+    nb = read(solutions_dir / lesson.filename)
+    return tuple(
+        Exercise(lesson.slug, f.number, f.title, f.stars, f.minutes, f.check, f.answer)
+        for f in find_exercises(nb)
+    )
 
 
 class CourseExercises:
@@ -217,8 +204,10 @@ class CourseExercises:
         extra = [n for n in theirs if n not in current]
         parts = []
         if changed:
-            parts.append(f"{numbers(changed)} differ{'s' if len(changed) == 1 else ''} "
-                         f"from the current lesson's")
+            parts.append(
+                f"{numbers(changed)} differ{'s' if len(changed) == 1 else ''} "
+                f"from the current lesson's"
+            )
         if missing:
             parts.append(f"{numbers(missing)} {'is' if len(missing) == 1 else 'are'} missing")
         if extra:

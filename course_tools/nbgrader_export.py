@@ -30,14 +30,17 @@ from pathlib import Path
 
 import nbformat
 
-from .lessons import (
-    BEGIN_SOLUTION, SOLUTION_ONLY_TAGS, CourseExercises, cell_tags, find_exercises,
-    read_notebook, source,
-)
+from .lessons import CourseExercises
+from .lessons import find_exercises
+from .lessons import source
+from .notebook_format import BEGIN_SOLUTION
+from .notebook_format import SOLUTION_ONLY_TAGS
+from .notebook_format import read
+from .notebook_format import tags
+from .notebook_format import write
 
 SCHEMA_VERSION = 3
-POINTS_SCHEME = ("one point per filled difficulty star: ★☆☆ easy = 1, ★★☆ medium = 2, "
-                 "★★★ hard = 3")
+POINTS_SCHEME = "one point per filled difficulty star: ★☆☆ easy = 1, ★★☆ medium = 2, ★★★ hard = 3"
 STRICT_IMPORT = "from autodiff_course.checking import strict_checks"
 
 NBGRADER_CONFIG = '''\
@@ -73,9 +76,14 @@ def grade_id(text: str) -> str:
 def nbgrader_metadata(kind: str, ident: str, points: int = 0) -> dict:
     """nbgrader's cell metadata: ``kind`` is "readonly", "solution" (code the student
     writes), "written" (a Markdown answer, graded by hand) or "test" (autograded)."""
-    meta = {"grade": kind in ("test", "written"), "grade_id": ident,
-            "locked": kind in ("test", "readonly"), "schema_version": SCHEMA_VERSION,
-            "solution": kind in ("solution", "written"), "task": False}
+    meta = {
+        "grade": kind in ("test", "written"),
+        "grade_id": ident,
+        "locked": kind in ("test", "readonly"),
+        "schema_version": SCHEMA_VERSION,
+        "solution": kind in ("solution", "written"),
+        "task": False,
+    }
     if meta["grade"]:
         meta["points"] = points
     return meta
@@ -90,7 +98,7 @@ def strict_check_source(text: str) -> str:
 def nbgrader_notebook(solution_nb, exercises) -> tuple[object, list[tuple[str, int]]]:
     """The nbgrader source of one lesson, and its (exercise, points) in order."""
     nb = copy.deepcopy(solution_nb)
-    nb.cells = [cell for cell in nb.cells if not cell_tags(cell) & SOLUTION_ONLY_TAGS]
+    nb.cells = [cell for cell in nb.cells if not tags(cell) & SOLUTION_ONLY_TAGS]
     points = {exercise.number: exercise.points for exercise in exercises}
     found = find_exercises(nb)
     check_cells = {f.check_cell: f.number for f in found if f.check_cell is not None}
@@ -121,7 +129,8 @@ def nbgrader_notebook(solution_nb, exercises) -> tuple[object, list[tuple[str, i
             worth = points.get(number, 1)
             cell.source = strict_check_source(cell.source)
             cell.metadata["nbgrader"] = nbgrader_metadata(
-                "test", unique(f"exercise-{number}-check"), worth)
+                "test", unique(f"exercise-{number}-check"), worth
+            )
             graded.append((number, worth))
         elif BEGIN_SOLUTION in cell.source and cell.cell_type == "code":
             where = owner.get(index)
@@ -134,13 +143,18 @@ def nbgrader_notebook(solution_nb, exercises) -> tuple[object, list[tuple[str, i
             cell.metadata["nbgrader"] = nbgrader_metadata("written", unique(ident))
         else:
             cell.metadata["nbgrader"] = nbgrader_metadata(
-                "readonly", unique(f"cell-{cell.get('id', index)}"))
+                "readonly", unique(f"cell-{cell.get('id', index)}")
+            )
     nb.metadata.pop("widgets", None)
     return nb, graded
 
 
-def export(target: Path, course: CourseExercises | None = None,
-           prefixes: list[str] | None = None, say=print) -> list[Path]:
+def export(
+    target: Path,
+    course: CourseExercises | None = None,
+    prefixes: list[str] | None = None,
+    say=print,
+) -> list[Path]:
     """Write the nbgrader course source under ``target``; returns the notebooks written."""
     course = course or CourseExercises()
     written = []
@@ -149,12 +163,14 @@ def export(target: Path, course: CourseExercises | None = None,
             continue
         solution_path = course.solutions_dir / lesson.filename
         try:
-            solution_nb = read_notebook(solution_path)
+            solution_nb = read(solution_path)
             exercises = course.exercises(lesson)
         except Exception as error:  # noqa: BLE001 (one line per unusable lesson)
             text = str(error).strip().splitlines()
-            say(f"{lesson.slug}: skipped, solutions/{lesson.filename} could not be read "
-                f"({text[0] if text else type(error).__name__}).")
+            say(
+                f"{lesson.slug}: skipped, solutions/{lesson.filename} could not be read "
+                f"({text[0] if text else type(error).__name__})."
+            )
             continue
         if not exercises:
             say(f"{lesson.slug}: skipped, it has no exercises.")
@@ -163,36 +179,52 @@ def export(target: Path, course: CourseExercises | None = None,
         nbformat.validate(nb)
         path = target / "source" / lesson.slug / lesson.filename
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = nbformat.writes(nb, version=4)
-        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        write(nb, path)
         written.append(path)
         total = sum(points for _, points in graded)
-        say(f"{path.relative_to(target)}: {len(graded)} autograded checks, {total} points "
-            f"({', '.join(f'{number}: {points}' for number, points in graded)}).")
+        say(
+            f"{path.relative_to(target)}: {len(graded)} autograded checks, {total} points "
+            f"({', '.join(f'{number}: {points}' for number, points in graded)})."
+        )
         ungraded = [e.number for e in exercises if e.number not in dict(graded)]
         if ungraded:
-            say(f"{lesson.slug}: no check call found for exercise "
-                f"{', '.join(ungraded)}; not graded.")
+            say(
+                f"{lesson.slug}: no check call found for exercise "
+                f"{', '.join(ungraded)}; not graded."
+            )
     config = target / "nbgrader_config.py"
     if written:
         if config.exists():
             say(f"{config.name}: kept as it is.")
         else:
-            config.write_text(NBGRADER_CONFIG.format(
-                title=course.course.title,
-                course_id=grade_id(course.course.repository.split("/")[-1])),
-                encoding="utf-8")
+            config.write_text(
+                NBGRADER_CONFIG.format(
+                    title=course.course.title,
+                    course_id=grade_id(course.course.repository.split("/")[-1]),
+                ),
+                encoding="utf-8",
+            )
             say(f"{config.name}: written.")
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="nbgrader", description=__doc__.split("\n\n")[0],
-                                epilog=f"Points: {POINTS_SCHEME}.")
-    p.add_argument("directory", metavar="DIR", type=Path,
-                   help="the nbgrader course folder to write (created if absent)")
-    p.add_argument("--lessons", nargs="+", metavar="NN", default=None,
-                   help="only the lessons whose slug starts so, e.g. 01 03")
+    p = argparse.ArgumentParser(
+        prog="nbgrader", description=__doc__.split("\n\n")[0], epilog=f"Points: {POINTS_SCHEME}."
+    )
+    p.add_argument(
+        "directory",
+        metavar="DIR",
+        type=Path,
+        help="the nbgrader course folder to write (created if absent)",
+    )
+    p.add_argument(
+        "--lessons",
+        nargs="+",
+        metavar="NN",
+        default=None,
+        help="only the lessons whose slug starts so, e.g. 01 03",
+    )
     args = p.parse_args(argv)
     target = args.directory
     if target.exists() and not target.is_dir():

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT))
+from course_tools import notebook_format
+from course_tools.config import ROOT
+from course_tools.config import load_course
 
-import notebook_format  # noqa: E402
-
-COURSE = notebook_format.load_course()
+COURSE = load_course()
 LESSONS = COURSE.lessons
 FOLDERS = ("lessons", "solutions")
 
@@ -28,5 +25,8 @@ def every_notebook():
     """(folder, lesson) pairs, as pytest parameters with readable ids."""
     import pytest
 
-    return [pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
-            for folder in FOLDERS for lesson in LESSONS]
+    return [
+        pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
+        for folder in FOLDERS
+        for lesson in LESSONS
+    ]

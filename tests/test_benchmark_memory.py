@@ -7,14 +7,15 @@ import sys
 import time
 
 import pytest
-
-from notebooks import ROOT, load  # puts tools/ on sys.path
 from notebooks import LESSONS
+from notebooks import load
 
-import benchmark  # noqa: E402
+from course_tools import benchmark
+from course_tools import benchmark_memory
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="VmHWM is read from Linux's /proc")
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="VmHWM is read from Linux's /proc"
+)
 
 # Allocates and touches 300 MB, frees it, then waits to be measured.
 SPIKE = """
@@ -31,13 +32,14 @@ sys.stdin.readline()
 def test_peak_is_the_high_water_mark_not_a_sample():
     import psutil
 
-    process = subprocess.Popen([sys.executable, "-c", SPIKE], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", SPIKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert process.stdout.readline().strip() == "freed"
         time.sleep(0.2)
         now = psutil.Process(process.pid).memory_info().rss / 2**20
-        peak = benchmark.peak_resident_mb(process.pid)
+        peak = benchmark_memory.peak_resident_mb(process.pid)
     finally:
         process.communicate("\n", timeout=30)
     assert peak >= 300, f"the 300 MB spike is missing from the peak ({peak:.0f} MB)"
@@ -48,14 +50,14 @@ def test_peak_of_a_process_that_is_gone_says_why():
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
     with pytest.raises(RuntimeError, match="cannot read the memory peak"):
-        benchmark.peak_resident_mb(process.pid)
+        benchmark_memory.peak_resident_mb(process.pid)
 
 
 def test_hub_memory_holds_the_server_and_one_or_two_kernels_at_their_peaks():
-    hub = benchmark.hub_memory(server_mb=150.0, kernel_mb=820.0)
+    hub = benchmark_memory.hub_memory(server_mb=150.0, kernel_mb=820.0)
     assert hub["guarantee"] == "1.25G"  # 970 MiB = 1.017 GB
-    assert hub["limit"] == "2G"         # 1790 MiB = 1.877 GB
-    assert benchmark.hub_memory(100.0, 700.0)["limit"] == "1.75G"  # 1500 MiB = 1.573 GB
+    assert hub["limit"] == "2G"  # 1790 MiB = 1.877 GB
+    assert benchmark_memory.hub_memory(100.0, 700.0)["limit"] == "1.75G"  # 1500 MiB = 1.573 GB
 
 
 class EveryControl:
@@ -75,10 +77,16 @@ class EveryControl:
         }
         self.seen = {name: [] for name in self.controls}
         for name, control in self.controls.items():
-            control.observe(lambda change, name=name: self.seen[name].append(change["new"]),
-                            names="value")
-        self.widget = widgets.VBox([widgets.HTML("text"), widgets.Image(value=b""),
-                                    widgets.HBox(list(self.controls.values()))])
+            control.observe(
+                lambda change, name=name: self.seen[name].append(change["new"]), names="value"
+            )
+        self.widget = widgets.VBox(
+            [
+                widgets.HTML("text"),
+                widgets.Image(value=b""),
+                widgets.HBox(list(self.controls.values())),
+            ]
+        )
 
 
 def drive(*shown) -> str:
@@ -87,7 +95,7 @@ def drive(*shown) -> str:
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(benchmark.DRIVE_WIDGETS, {"Out": dict(enumerate(shown, 1))})
+        exec(benchmark_memory.DRIVE_WIDGETS, {"Out": dict(enumerate(shown, 1))})
     return printed.getvalue().strip()
 
 
@@ -114,10 +122,13 @@ def test_the_driver_finds_nothing_where_no_widget_was_shown():
 def test_the_lessons_with_widgets_display_them(number):
     """The driver finds the widgets in Out: lessons 01, 03 and 05 display theirs."""
     lesson = next(lesson for lesson in LESSONS if lesson.number == number)
-    views = [output for cell in load("lessons", lesson).cells
-             for output in cell.get("outputs", [])
-             if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
-             and output.output_type == "execute_result"]
+    views = [
+        output
+        for cell in load("lessons", lesson).cells
+        for output in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in output.get("data", {})
+        and output.output_type == "execute_result"
+    ]
     assert views, f"lesson {number:02d} displays no widget as a cell's result"
 
 
@@ -131,7 +142,10 @@ def test_the_driver_runs_through_the_course_widgets():
 
 
 def test_benchmark_table_names_the_measure():
-    text = (ROOT / "tools" / "benchmark.py").read_text()
+    import inspect
+
+    text = inspect.getsource(benchmark)
     assert "kernel peak memory (VmHWM)" in text
     assert "hub memory guarantee per learner" in text and "hub memory limit per learner" in text
-    assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in text
+    driver = inspect.getsource(benchmark_memory.kernel_peak_memory)
+    assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in driver

@@ -7,10 +7,12 @@ import shutil
 
 import nbformat
 import pytest
+from notebooks import COURSE
+from notebooks import LESSONS
+from notebooks import ROOT
 
-from notebooks import COURSE, LESSONS, ROOT, notebook_format  # puts tools/ on sys.path
-
-import build_lessons  # noqa: E402
+from course_tools import build_lessons
+from course_tools import notebook_format
 
 
 def test_generated_files_are_current():
@@ -18,24 +20,32 @@ def test_generated_files_are_current():
 
 
 def test_solution_region_becomes_an_indented_stub():
-    source = ("def f(x):\n    \"\"\"doc\"\"\"\n    ### BEGIN SOLUTION\n    y = 2 * x\n"
-              "    return y\n    ### END SOLUTION\n\ncheck(f)")
+    source = (
+        'def f(x):\n    """doc"""\n    ### BEGIN SOLUTION\n    y = 2 * x\n'
+        "    return y\n    ### END SOLUTION\n\ncheck(f)"
+    )
     stubbed = notebook_format.replace_solution_regions(source, markdown=False)
-    assert stubbed == ("def f(x):\n    \"\"\"doc\"\"\"\n    # YOUR CODE HERE\n"
-                       "    raise NotImplementedError()\n\ncheck(f)")
+    assert stubbed == (
+        'def f(x):\n    """doc"""\n    # YOUR CODE HERE\n'
+        "    raise NotImplementedError()\n\ncheck(f)"
+    )
 
 
 def test_markdown_solution_region_becomes_a_prompt():
     stubbed = notebook_format.replace_solution_regions(
-        "Why?\n### BEGIN SOLUTION\nBecause.\n### END SOLUTION", markdown=True)
+        "Why?\n### BEGIN SOLUTION\nBecause.\n### END SOLUTION", markdown=True
+    )
     assert stubbed == "Why?\n_Your answer here._"
 
 
-@pytest.mark.parametrize("broken", [
-    "### BEGIN SOLUTION\nx = 1",
-    "x = 1\n### END SOLUTION",
-    "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION",
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "### BEGIN SOLUTION\nx = 1",
+        "x = 1\n### END SOLUTION",
+        "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION",
+    ],
+)
 def test_unbalanced_markers_are_refused(broken):
     with pytest.raises(ValueError):
         notebook_format.replace_solution_regions(broken, markdown=False)
@@ -48,13 +58,17 @@ def test_solution_only_cells_are_dropped_and_others_kept():
         nbformat.v4.new_markdown_cell("answers", metadata={"tags": ["answers"]}),
         nbformat.v4.new_markdown_cell("notes", metadata={"tags": ["instructor-only"]}),
         nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["solution-only"]}),
-        nbformat.v4.new_code_cell("def f():\n    ### BEGIN SOLUTION\n    return 1\n"
-                                  "    ### END SOLUTION", execution_count=3,
-                                  outputs=[nbformat.v4.new_output("stream", text="hi")]),
+        nbformat.v4.new_code_cell(
+            "def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
+            execution_count=3,
+            outputs=[nbformat.v4.new_output("stream", text="hi")],
+        ),
     ]
     learner = notebook_format.lesson_from_solution(nb)
     assert [cell.source for cell in learner.cells] == [
-        "# Title", "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()"]
+        "# Title",
+        "def f():\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+    ]
     assert learner.cells[1].outputs == [] and learner.cells[1].execution_count is None
 
 
@@ -67,8 +81,9 @@ def test_check_reports_a_stale_lesson(tmp_path, monkeypatch):
     notebook_format.write(nb, lessons / lesson.filename)
     monkeypatch.setattr(build_lessons, "LESSONS_DIR", lessons)
     problems = build_lessons.check(COURSE)
-    assert problems == [f"lessons/{lesson.filename} is stale: it no longer matches "
-                        f"solutions/{lesson.filename}"]
+    assert problems == [
+        f"lessons/{lesson.filename} is stale: it no longer matches solutions/{lesson.filename}"
+    ]
 
 
 def test_check_reports_stale_navigation_and_readme(tmp_path, monkeypatch):
@@ -83,8 +98,10 @@ def test_check_reports_stale_navigation_and_readme(tmp_path, monkeypatch):
     monkeypatch.setattr(build_lessons, "SOLUTIONS_DIR", solutions)
     monkeypatch.setattr(build_lessons, "README", readme)
     problems = build_lessons.check(COURSE)
-    assert f"solutions/{lesson.filename} is not in normal form (navigation, ids, time " \
-           f"line or metadata)" in problems
+    assert (
+        f"solutions/{lesson.filename} is not in normal form (navigation, ids, time "
+        f"line, metadata or code formatting)" in problems
+    )
     assert "README.md's contents table is stale" in problems
 
 

@@ -5,17 +5,21 @@ from __future__ import annotations
 import re
 
 import pytest
+from notebooks import COURSE
+from notebooks import LESSONS
+from notebooks import ROOT
+from notebooks import load
 
-from notebooks import COURSE, LESSONS, ROOT, load, notebook_format  # puts tools/ on sys.path
-
-import build_instructor_guide  # noqa: E402
+from course_tools import build_instructor_guide
+from course_tools import notebook_format
 
 GUIDE = ROOT / "instructors" / "guide.md"
 
 
 def test_guide_is_current():
     assert build_instructor_guide.main(["--check"]) == 0, (
-        "run python tools/build_instructor_guide.py")
+        "run python -m course_tools.build_instructor_guide"
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
@@ -23,22 +27,29 @@ def test_guide_covers_the_lesson(lesson):
     text = GUIDE.read_text(encoding="utf-8")
     part = text.split(f"## {lesson.number:02d} {lesson.title}", 1)[1]
     part = re.split(r"\n## \d\d ", part, maxsplit=1)[0]
-    for heading in ("### Objectives", "### Live coding", "### Misconceptions to expect",
-                    "### Answers to *Check your understanding*"):
+    for heading in (
+        "### Objectives",
+        "### Live coding",
+        "### Misconceptions to expect",
+        "### Answers to *Check your understanding*",
+    ):
         assert heading in part, f"{lesson.slug}: {heading} missing"
-    assert f"Teaching {lesson.teaching_minutes} min, exercises {lesson.exercise_minutes} min" \
-        in part
+    assert (
+        f"Teaching {lesson.teaching_minutes} min, exercises {lesson.exercise_minutes} min" in part
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
 def test_each_misconception_cell_exists_in_both_copies(lesson):
-    notes = next(cell.source for cell in load("solutions", lesson).cells
-                 if "instructor-only" in notebook_format.tags(cell))
+    notes = next(
+        cell.source
+        for cell in load("solutions", lesson).cells
+        if "instructor-only" in notebook_format.tags(cell)
+    )
     references = build_instructor_guide.REFERENCE.findall(notes)
     assert references, "name the cell that exposes each misconception"
     for folder in ("solutions", "lessons"):
-        tagged = {tag for cell in load(folder, lesson).cells
-                  for tag in notebook_format.tags(cell)}
+        tagged = {tag for cell in load(folder, lesson).cells for tag in notebook_format.tags(cell)}
         assert set(references) <= tagged, f"{folder}: {set(references) - tagged}"
 
 

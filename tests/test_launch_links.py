@@ -11,9 +11,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from notebooks import COURSE
+from notebooks import LESSONS
+from notebooks import ROOT
+from notebooks import every_notebook
+from notebooks import load
 
-from autodiff_course.course_config import load_course
-from notebooks import COURSE, LESSONS, ROOT, every_notebook, load, notebook_format
+from course_tools import notebook_format
+from course_tools.config import load_course
 
 COLAB = "https://colab.research.google.com/github/"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
@@ -27,10 +32,11 @@ def navigation_lines(nb) -> list[str]:
 def test_navigation_has_binder_and_colab_badges_for_this_notebook(folder, lesson):
     badges = navigation_lines(load(folder, lesson))[1]
     path = f"{folder}/{lesson.filename}"
-    assert f"[![Launch on Binder]({notebook_format.BINDER_BADGE})]({COURSE.binder_url(path)})" \
+    assert (
+        f"[![Launch on Binder]({notebook_format.BINDER_BADGE})]({COURSE.binder_url(path)})"
         in badges
-    assert f"[![Open in Colab]({notebook_format.COLAB_BADGE})]({COURSE.colab_url(path)})" \
-        in badges
+    )
+    assert f"[![Open in Colab]({notebook_format.COLAB_BADGE})]({COURSE.colab_url(path)})" in badges
     assert COURSE.colab_url(path) == (f"{COLAB}{COURSE.repository}/blob/{COURSE.ref}/{path}")
 
 
@@ -43,10 +49,12 @@ def test_navigation_works_inside_colab_with_absolute_links(folder, lesson):
     assert all(link.startswith("https://") for link in links), links
     previous, following = COURSE.neighbours(lesson.slug)
     other = "solutions" if folder == "lessons" else "lessons"
-    expected = ([COURSE.colab_url(f"{folder}/{previous.filename}")] if previous else []) \
-        + [COURSE.github_url("README.md") + "#contents"] \
-        + ([COURSE.colab_url(f"{folder}/{following.filename}")] if following else []) \
+    expected = (
+        ([COURSE.colab_url(f"{folder}/{previous.filename}")] if previous else [])
+        + [COURSE.github_url("README.md") + "#contents"]
+        + ([COURSE.colab_url(f"{folder}/{following.filename}")] if following else [])
         + [COURSE.colab_url(f"{other}/{lesson.filename}")]
+    )
     assert links == expected
 
 
@@ -61,8 +69,10 @@ def test_contents_link_lands_on_the_readme_heading(folder, lesson):
 def test_readme_contents_table_has_a_colab_badge_per_lesson():
     readme = (ROOT / "README.md").read_text()
     for lesson in LESSONS:
-        badge = (f"[![Colab]({notebook_format.COLAB_BADGE})]"
-                 f"({COURSE.colab_url(f'lessons/{lesson.filename}')})")
+        badge = (
+            f"[![Colab]({notebook_format.COLAB_BADGE})]"
+            f"({COURSE.colab_url(f'lessons/{lesson.filename}')})"
+        )
         assert badge in readme, f"no Colab badge for lesson {lesson.number:02d}"
 
 
@@ -70,14 +80,16 @@ def test_readme_contents_table_has_a_colab_badge_per_lesson():
 def test_setup_cell_starts_with_the_generated_preamble(folder, lesson):
     setup = next(cell for cell in load(folder, lesson).cells if cell.cell_type == "code")
     assert setup.source.startswith(notebook_format.setup_preamble(COURSE) + "\n"), (
-        "run `./course.sh build` to regenerate the setup cell")
+        "run `./course.sh build` to regenerate the setup cell"
+    )
 
 
 def test_preamble_installs_this_repository_at_its_ref_and_nothing_else():
     preamble = notebook_format.setup_preamble(COURSE)
     (install,) = [line.strip() for line in preamble.split("\n") if "%pip" in line]
-    assert install == ("%pip install --quiet --no-deps "
-                       f"git+https://github.com/{COURSE.repository}@{COURSE.ref}")
+    assert install == (
+        f"%pip install --quiet --no-deps git+https://github.com/{COURSE.repository}@{COURSE.ref}"
+    )
     assert preamble.rstrip().endswith("\nsetup_notebook()")
     assert preamble.count("setup_notebook()") == 1
 
@@ -106,16 +118,24 @@ def test_a_workshop_tag_moves_every_link_and_the_colab_install(tmp_path):
     assert "/main" not in navigation and "@main" not in navigation
     assert navigation.count("workshop-2027-03") == 6  # Binder, Colab, 4 links in Colab
     assert course.binder_url("lessons/x.ipynb").startswith(
-        "https://mybinder.org/v2/gh/gradients-on-tape/gradients-on-tape/workshop-2027-03?")
-    assert notebook_format.setup_preamble(course).count(
-        "git+https://github.com/gradients-on-tape/gradients-on-tape@workshop-2027-03") == 1
+        "https://mybinder.org/v2/gh/gradients-on-tape/gradients-on-tape/workshop-2027-03?"
+    )
+    assert (
+        notebook_format.setup_preamble(course).count(
+            "git+https://github.com/gradients-on-tape/gradients-on-tape@workshop-2027-03"
+        )
+        == 1
+    )
     assert "workshop-2027-03" in notebook_format.readme_contents(course)
 
 
 def test_the_repository_setting_moves_everything_too(tmp_path):
     course = configured(tmp_path, repository="a-school/autodiff")
-    text = (notebook_format.navigation(course, course.lessons[0], "solutions")
-            + notebook_format.readme_contents(course) + notebook_format.setup_preamble(course))
+    text = (
+        notebook_format.navigation(course, course.lessons[0], "solutions")
+        + notebook_format.readme_contents(course)
+        + notebook_format.setup_preamble(course)
+    )
     assert "gradients-on-tape" not in text
     assert text.count("a-school/autodiff") >= 3 + 2 * len(course.lessons) + 1
 
@@ -136,7 +156,10 @@ def test_every_launch_link_in_the_readme_follows_course_toml():
     """Links outside the generated table too (the Start section's badges)."""
     readme = (ROOT / "README.md").read_text()
     binder = re.findall(r"https://mybinder\.org/v2/gh/([^/\s]+/[^/\s]+)/([^?\s]+)\?", readme)
-    colab = re.findall(r"https://colab\.research\.google\.com/github/([^/\s]+/[^/\s]+)/blob/"
-                       r"([^/\s]+)/", readme)
+    colab = re.findall(
+        r"https://colab\.research\.google\.com/github/([^/\s]+/[^/\s]+)/blob/"
+        r"([^/\s]+)/",
+        readme,
+    )
     assert len(binder) > len(LESSONS) and len(colab) > len(LESSONS)
     assert set(binder) | set(colab) == {(COURSE.repository, COURSE.ref)}

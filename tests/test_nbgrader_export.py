@@ -26,11 +26,13 @@ import nbformat
 import pytest
 
 from course_tools import nbgrader_export
-from course_tools.lessons import (
-    BEGIN_SOLUTION, SOLUTION_ONLY_TAGS, CourseExercises, cell_tags, find_exercises,
-)
+from course_tools.config import ROOT
+from course_tools.lessons import CourseExercises
+from course_tools.lessons import find_exercises
+from course_tools.notebook_format import BEGIN_SOLUTION
+from course_tools.notebook_format import SOLUTION_ONLY_TAGS
+from course_tools.notebook_format import tags
 
-ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".cache" / "nbgrader-venv"
 REQUIREMENTS = ROOT / "requirements-nbgrader.txt"
 GRADE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -51,11 +53,13 @@ def nbgrader_cells(nb):
 
 # ------------------------------------------------------------------ what is written
 
+
 def test_every_lesson_with_exercises_is_exported_under_source(exported):
     target, written, lines = exported
     expected = [lesson for lesson in COURSE.lessons if COURSE.exercises(lesson)]
     assert [p.relative_to(target).as_posix() for p in written] == [
-        f"source/{lesson.slug}/{lesson.filename}" for lesson in expected]
+        f"source/{lesson.slug}/{lesson.filename}" for lesson in expected
+    ]
     assert (target / "nbgrader_config.py").is_file()
     skipped = [lesson for lesson in COURSE.lessons if not COURSE.exercises(lesson)]
     for lesson in skipped:
@@ -92,8 +96,7 @@ def test_checks_are_locked_autograded_cells_worth_their_stars(exported):
             assert meta["locked"] and not meta["solution"]
             assert meta["points"] == max(1, exercise.stars)
             assert meta["grade_id"] == f"exercise-{exercise.number.replace('.', '-')}-check"
-            assert cell.source.startswith(
-                "from autodiff_course.checking import strict_checks\n")
+            assert cell.source.startswith("from autodiff_course.checking import strict_checks\n")
             assert "with strict_checks():\n" in cell.source
             assert f"    check.{exercise.check}({exercise.answer})" in cell.source
             assert cell.outputs == []
@@ -105,7 +108,7 @@ def test_solution_regions_are_solution_cells_and_the_rest_is_read_only(exported)
         nb = nbformat.read(path, as_version=4)
         solutions = 0
         for cell, meta in nbgrader_cells(nb):
-            assert not cell_tags(cell) & SOLUTION_ONLY_TAGS
+            assert not tags(cell) & SOLUTION_ONLY_TAGS
             if BEGIN_SOLUTION in cell.source:
                 assert meta["solution"] and not meta["locked"]
                 solutions += 1
@@ -140,6 +143,7 @@ def test_a_file_in_place_of_the_folder_is_one_clear_line(tmp_path, capsys):
 
 # -------------------------------------------------------------- nbgrader end to end
 
+
 def nbgrader_environment() -> Path:
     """``.cache/nbgrader-venv`` with requirements-nbgrader.txt installed (cached)."""
     VENV.parent.mkdir(exist_ok=True)
@@ -151,20 +155,30 @@ def nbgrader_environment() -> Path:
             return VENV
         shutil.rmtree(VENV, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
         installed = subprocess.run(
-            [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
-            capture_output=True, text=True)
+            [*pip, "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+            capture_output=True,
+            text=True,
+        )
         if installed.returncode != 0:
-            pytest.fail("could not install requirements-nbgrader.txt into "
-                        f".cache/nbgrader-venv:\n{installed.stderr[-3000:]}")
+            pytest.fail(
+                "could not install requirements-nbgrader.txt into "
+                f".cache/nbgrader-venv:\n{installed.stderr[-3000:]}"
+            )
         stamp.write_text(wanted)
     return VENV
 
 
 def nbgrader(course: Path, environment: dict, *arguments: str) -> None:
-    done = subprocess.run([str(VENV / "bin" / "nbgrader"), *arguments], cwd=course,
-                          env=environment, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [str(VENV / "bin" / "nbgrader"), *arguments],
+        cwd=course,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0 or "[AutogradeApp | ERROR]" in done.stderr:
         pytest.fail(f"nbgrader {' '.join(arguments)} failed:\n{done.stderr[-4000:]}")
 
@@ -183,9 +197,14 @@ with Gradebook("sqlite:///gradebook.db") as gradebook:
 
 
 def scores(course: Path, environment: dict, assignment: str) -> dict:
-    done = subprocess.run([str(VENV / "bin" / "python"), "-c", GRADEBOOK_SCRIPT, assignment],
-                          cwd=course, env=environment, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [str(VENV / "bin" / "python"), "-c", GRADEBOOK_SCRIPT, assignment],
+        cwd=course,
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -200,9 +219,11 @@ def autograded_cells(path: Path) -> list[tuple[str, str, int]]:
     """(exercise number, grade_id, points) of each autograded cell, from the export."""
     nb = nbformat.read(path, as_version=4)
     by_cell = {f.check_cell: f.number for f in find_exercises(nb)}
-    return [(by_cell[index], cell.metadata["nbgrader"]["grade_id"],
-             cell.metadata["nbgrader"]["points"])
-            for index, cell in enumerate(nb.cells) if cell.metadata["nbgrader"]["grade"]]
+    return [
+        (by_cell[index], cell.metadata["nbgrader"]["grade_id"], cell.metadata["nbgrader"]["points"])
+        for index, cell in enumerate(nb.cells)
+        if cell.metadata["nbgrader"]["grade"]
+    ]
 
 
 def wrong_submission(source_nb):
@@ -210,11 +231,16 @@ def wrong_submission(source_nb):
     nb = nbformat.from_dict(json.loads(json.dumps(source_nb)))
     found = find_exercises(nb)
     target = next(f for f in found if f.answer and f.answer.isidentifier())
-    cell = next(cell for cell in nb.cells[target.heading_cell:target.check_cell]
-                if cell.cell_type == "code" and cell.metadata["nbgrader"]["solution"])
-    cell.source += (f"\n\n_right_answer = {target.answer}\n\n"
-                    f"def {target.answer}(*args, **kwargs):  # wrong: twice the right value\n"
-                    f"    return 2 * _right_answer(*args, **kwargs)\n")
+    cell = next(
+        cell
+        for cell in nb.cells[target.heading_cell : target.check_cell]
+        if cell.cell_type == "code" and cell.metadata["nbgrader"]["solution"]
+    )
+    cell.source += (
+        f"\n\n_right_answer = {target.answer}\n\n"
+        f"def {target.answer}(*args, **kwargs):  # wrong: twice the right value\n"
+        f"    return 2 * _right_answer(*args, **kwargs)\n"
+    )
     return nb, target.number
 
 
@@ -226,16 +252,24 @@ def graded(tmp_path_factory):
     course = tmp_path_factory.mktemp("nbgrader-autograde")
     kernels = course.parent / f"{course.name}-jupyter" / "kernels" / "python3"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (the course's environment)", "language": "python"}))
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith("AUTODIFF_COURSE_")}
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (the course's environment)",
+                "language": "python",
+            }
+        )
+    )
+    environment = {
+        key: value for key, value in os.environ.items() if not key.startswith("AUTODIFF_COURSE_")
+    }
     environment.update(
         PATH=f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
         JUPYTER_PATH=str(kernels.parent.parent),
         # Relative: each kernel writes its verdicts beside the notebook it runs.
-        AUTODIFF_COURSE_REPORT="verdicts.jsonl")
+        AUTODIFF_COURSE_REPORT="verdicts.jsonl",
+    )
     passed_over = []
     for lesson in [lesson for lesson in COURSE.lessons if COURSE.exercises(lesson)]:
         name = lesson.slug
@@ -246,8 +280,8 @@ def graded(tmp_path_factory):
         nbgrader(course, environment, "generate_assignment", name, "--force")
         submissions = {
             "correct": nbformat.read(source, as_version=4),
-            "untouched": nbformat.read(course / "release" / name / lesson.filename,
-                                       as_version=4)}
+            "untouched": nbformat.read(course / "release" / name / lesson.filename, as_version=4),
+        }
         submissions["wrong"], wrong_exercise = wrong_submission(submissions["correct"])
         for student, nb in submissions.items():
             folder = course / "submitted" / student / name
@@ -255,20 +289,27 @@ def graded(tmp_path_factory):
             nbformat.write(nb, folder / lesson.filename)
         nbgrader(course, environment, "autograde", name)
         statuses = verdicts(course, "correct", name)
-        if set(statuses.values()) == {"correct"} and \
-                len(statuses) == len(autograded_cells(source)):
+        if set(statuses.values()) == {"correct"} and len(statuses) == len(autograded_cells(source)):
             break
         passed_over.append(f"{name}: its solutions do not pass their checks ({statuses})")
     else:
         pytest.fail("no lesson's solutions pass their checks: " + "; ".join(passed_over))
-    return {"course": course, "lesson": name, "source": source, "passed_over": passed_over,
-            "wrong_exercise": wrong_exercise, "scores": scores(course, environment, name)}
+    return {
+        "course": course,
+        "lesson": name,
+        "source": source,
+        "passed_over": passed_over,
+        "wrong_exercise": wrong_exercise,
+        "scores": scores(course, environment, name),
+    }
 
 
 def expected_cells(graded, student: str) -> dict[str, float]:
     statuses = verdicts(graded["course"], student, graded["lesson"])
-    return {grade_id: float(points) if statuses.get(number) == "correct" else 0.0
-            for number, grade_id, points in autograded_cells(graded["source"])}
+    return {
+        grade_id: float(points) if statuses.get(number) == "correct" else 0.0
+        for number, grade_id, points in autograded_cells(graded["source"])
+    }
 
 
 def test_nbgrader_gives_full_marks_to_the_solutions(graded):

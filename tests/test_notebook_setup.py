@@ -8,17 +8,27 @@ import subprocess
 import sys
 
 import pytest
+from notebooks import COURSE
 
-from autodiff_course.notebook_setup import (
-    COLAB_ENVIRONMENT_VARIABLE, COLAB_OLDEST_TENSORFLOW, PINNED, WIDGET_VIEW_MIMETYPE,
-    WIDGETS_STAND_IN_TEXT, check_widgets_front_end, diagnose, running_on_colab,
-)
-from notebooks import COURSE, notebook_format
+from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
+from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
+from autodiff_course.notebook_setup import PINNED
+from autodiff_course.notebook_setup import WIDGET_VIEW_MIMETYPE
+from autodiff_course.notebook_setup import WIDGETS_STAND_IN_TEXT
+from autodiff_course.notebook_setup import check_widgets_front_end
+from autodiff_course.notebook_setup import diagnose
+from autodiff_course.notebook_setup import running_on_colab
+from course_tools import notebook_format
 
 GOOD = dict(PINNED, jupyterlab_widgets="3.0.17")
 # Colab's own versions, as the simulated Colab installs them (tests/colab/).
-COLAB = {"tensorflow": COLAB_OLDEST_TENSORFLOW, "numpy": "2.0.2", "matplotlib": "3.10.0",
-         "ipywidgets": "7.7.1", "jupyterlab_widgets": None}
+COLAB = {
+    "tensorflow": COLAB_OLDEST_TENSORFLOW,
+    "numpy": "2.0.2",
+    "matplotlib": "3.10.0",
+    "ipywidgets": "7.7.1",
+    "jupyterlab_widgets": None,
+}
 
 
 def environment_with(**variables) -> dict[str, str]:
@@ -28,8 +38,13 @@ def environment_with(**variables) -> dict[str, str]:
 
 
 def run_python(code: str, **environment) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env=environment_with(**environment))
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment_with(**environment),
+    )
 
 
 def test_setup_prints_one_line_and_tensorflow_prints_nothing():
@@ -37,7 +52,8 @@ def test_setup_prints_one_line_and_tensorflow_prints_nothing():
         "from autodiff_course import setup_notebook\n"
         "setup_notebook()\n"
         "import tensorflow as tf\n"
-        "tf.constant([1.0]) * 2.0\n")
+        "tf.constant([1.0]) * 2.0\n"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Environment OK: Python ")
     assert done.stdout.count("\n") == 1
@@ -45,23 +61,26 @@ def test_setup_prints_one_line_and_tensorflow_prints_nothing():
 
 
 def test_importing_the_package_does_not_import_tensorflow():
-    done = run_python("import sys, autodiff_course\n"
-                      "print('tensorflow' in sys.modules)")
+    done = run_python("import sys, autodiff_course\nprint('tensorflow' in sys.modules)")
     assert done.stdout.strip() == "False"
 
 
 def test_setup_after_tensorflow_import_says_what_to_do():
-    done = run_python("import os\nos.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
-                      "import tensorflow\n"
-                      "from autodiff_course import setup_notebook\nsetup_notebook()")
+    done = run_python(
+        "import os\nos.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+        "import tensorflow\n"
+        "from autodiff_course import setup_notebook\nsetup_notebook()"
+    )
     assert "imported before setup_notebook()" in done.stdout
     assert "restart the kernel" in done.stdout
 
 
 def test_setup_makes_random_numbers_repeatable():
-    code = ("from autodiff_course import setup_notebook\nsetup_notebook()\n"
-            "import tensorflow as tf, numpy as np\n"
-            "print(float(tf.random.normal([])), float(np.random.rand()))")
+    code = (
+        "from autodiff_course import setup_notebook\nsetup_notebook()\n"
+        "import tensorflow as tf, numpy as np\n"
+        "print(float(tf.random.normal([])), float(np.random.rand()))"
+    )
     first, second = run_python(code), run_python(code)
     assert first.stdout.splitlines()[-1] == second.stdout.splitlines()[-1]
 
@@ -71,17 +90,23 @@ def test_all_good():
     assert report.ok
     assert report.summary_line() == (
         "Environment OK: Python 3.11, TensorFlow 2.21.0, NumPy 2.4.6, "
-        "matplotlib 3.11.2, ipywidgets 8.1.9.")
+        "matplotlib 3.11.2, ipywidgets 8.1.9."
+    )
 
 
-@pytest.mark.parametrize("change, expected", [
-    ({"tensorflow": "2.15.0"}, "TensorFlow 2.15.0 is older than the 2.21.0"),
-    ({"tensorflow": None}, "TensorFlow is not installed in this kernel's environment"),
-    ({"numpy": None}, "NumPy is not installed"),
-    ({"ipywidgets": "7.8.1"}, "ipywidgets 7.8.1 is too old"),
-    ({"jupyterlab_widgets": None}, "The widgets front end (the jupyterlab_widgets package) "
-                                   "is not installed"),
-])
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        ({"tensorflow": "2.15.0"}, "TensorFlow 2.15.0 is older than the 2.21.0"),
+        ({"tensorflow": None}, "TensorFlow is not installed in this kernel's environment"),
+        ({"numpy": None}, "NumPy is not installed"),
+        ({"ipywidgets": "7.8.1"}, "ipywidgets 7.8.1 is too old"),
+        (
+            {"jupyterlab_widgets": None},
+            "The widgets front end (the jupyterlab_widgets package) is not installed",
+        ),
+    ],
+)
 def test_problems_are_named_with_their_fix(change, expected):
     report = diagnose((3, 11), dict(GOOD, **change))
     line = report.summary_line()
@@ -138,6 +163,7 @@ def test_widgets_probe_does_not_need_ipywidgets_8s_display_methods(monkeypatch):
 
 # -- Google Colab --------------------------------------------------------------------
 
+
 def test_colab_versions_are_a_note_not_a_problem():
     report = diagnose((3, 12), COLAB, colab=True)
     assert report.ok
@@ -145,7 +171,8 @@ def test_colab_versions_are_a_note_not_a_problem():
         "Environment OK (Google Colab): Python 3.12, TensorFlow 2.19.0, NumPy 2.0.2, "
         "matplotlib 3.10.0, ipywidgets 7.7.1. Note: these are Colab's own versions, kept "
         "as they are; the saved outputs come from TensorFlow 2.21.0, NumPy 2.4.6, "
-        "matplotlib 3.11.2 and ipywidgets 8.1.9, so outputs may differ in the last digits.")
+        "matplotlib 3.11.2 and ipywidgets 8.1.9, so outputs may differ in the last digits."
+    )
 
 
 def test_the_same_versions_off_colab_are_problems():
@@ -164,16 +191,19 @@ def test_colab_with_the_pinned_versions_adds_no_note():
 
 def test_colab_only_notes_the_versions_that_differ():
     line = diagnose((3, 12), dict(GOOD, numpy="2.0.2"), colab=True).summary_line()
-    assert line.endswith("the saved outputs come from NumPy 2.4.6, so outputs may differ "
-                         "in the last digits.")
+    assert line.endswith(
+        "the saved outputs come from NumPy 2.4.6, so outputs may differ in the last digits."
+    )
 
 
 def test_colab_with_a_tensorflow_too_old_for_the_lessons_is_a_problem():
     report = diagnose((3, 12), dict(COLAB, tensorflow="2.18.0"), colab=True)
     assert not report.ok
     line = report.summary_line()
-    assert line.startswith("Environment problem (Google Colab): TensorFlow 2.18.0 is older "
-                           "than 2.19.0, the oldest version the lessons have been run with")
+    assert line.startswith(
+        "Environment problem (Google Colab): TensorFlow 2.18.0 is older "
+        "than 2.19.0, the oldest version the lessons have been run with"
+    )
     assert "`%pip install tensorflow==2.21.0`" in line and "Restart session" in line
 
 
@@ -196,8 +226,10 @@ def test_colab_detector(monkeypatch):
 
 
 def test_setup_takes_the_colab_path_when_the_detector_says_so():
-    done = run_python("from autodiff_course import setup_notebook\nsetup_notebook()",
-                      **{COLAB_ENVIRONMENT_VARIABLE: "1"})
+    done = run_python(
+        "from autodiff_course import setup_notebook\nsetup_notebook()",
+        **{COLAB_ENVIRONMENT_VARIABLE: "1"},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Environment OK (Google Colab): Python ")
 
@@ -223,17 +255,23 @@ print("error:", type(result.error_in_exec).__name__, result.error_in_exec)
 
 
 def run_preamble(**environment) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", PREAMBLE_HARNESS], capture_output=True,
-                          text=True, timeout=120, env=environment_with(**environment),
-                          input=notebook_format.setup_preamble(COURSE))
+    done = subprocess.run(
+        [sys.executable, "-c", PREAMBLE_HARNESS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment_with(**environment),
+        input=notebook_format.setup_preamble(COURSE),
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()
 
 
 def test_setup_cell_installs_the_helper_package_on_colab_without_dependencies():
     lines = run_preamble(**{COLAB_ENVIRONMENT_VARIABLE: "1"})
-    assert lines[0] == ("pip install --quiet --no-deps git+https://github.com/"
-                        f"{COURSE.repository}@{COURSE.ref}")
+    assert lines[0] == (
+        f"pip install --quiet --no-deps git+https://github.com/{COURSE.repository}@{COURSE.ref}"
+    )
     assert lines[1].startswith("Environment OK (Google Colab): ")
     assert lines[-1] == "error: NoneType None"
 
@@ -241,6 +279,8 @@ def test_setup_cell_installs_the_helper_package_on_colab_without_dependencies():
 def test_setup_cell_off_colab_says_in_plain_words_that_the_package_is_missing():
     lines = run_preamble()
     assert not any(line.startswith("pip ") for line in lines), "installed off Colab"
-    assert lines[-1] == ("error: ModuleNotFoundError The course's helper package, "
-                         "autodiff_course, is not installed for this kernel: see Start in "
-                         "the README.")
+    assert lines[-1] == (
+        "error: ModuleNotFoundError The course's helper package, "
+        "autodiff_course, is not installed for this kernel: see Start in "
+        "the README."
+    )

@@ -6,8 +6,8 @@ check calls) and whose checks use the real checker (autodiff_course.checking) wi
 TensorFlow, so their kernels start in a second or two. One class run, shared by the
 tests through a module fixture, holds every case: a wrong answer, an untouched copy,
 a cell that raises, an infinite loop, a kernel that dies, a notebook from another
-version of the lesson, a renamed copy, a duplicate, and every kind of bad input. One test grades the real
-lesson 01 (its solutions with one answer made wrong, and its untouched copy).
+version of the lesson, a renamed copy, a duplicate, and every kind of bad input. One test
+grades the real lesson 01 (its solutions with one answer made wrong, and its untouched copy).
 """
 
 from __future__ import annotations
@@ -25,9 +25,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autodiff_course.course_config import load_course
+from course_tools import grading
 from course_tools import progress
-from course_tools.lessons import CourseExercises, find_exercises
+from course_tools.config import load_course
+from course_tools.config import tomllib
+from course_tools.lessons import CourseExercises
+from course_tools.lessons import find_exercises
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 20  # seconds per notebook in the class run; its synthetic notebooks need ~2
@@ -38,7 +41,6 @@ title = "A synthetic course"
 subtitle = "for the progress tests"
 repository = "someone/synthetic"
 ref = "main"
-tensorflow = "2.21.0"
 
 [[lessons]]
 slug = "00-hello"
@@ -61,16 +63,20 @@ exercise_minutes = 10
 
 # (number, title, stars, function, solution expression, probe, expected)
 EXERCISES = {
-    1: [("1.1", "Double a number", "★☆☆ easy", "double", "2 * x", 3, 6),
+    1: [
+        ("1.1", "Double a number", "★☆☆ easy", "double", "2 * x", 3, 6),
         ("1.2", "Square a number", "★★☆ medium", "square", "x * x", 3, 9),
-        ("1.3", "Negate a number", "★★★ hard", "negate", "-x", 3, -3)],
-    2: [("2.1", "An absolute value", "★☆☆ easy", "absolute", "abs(x)", -4, 4),
-        ("2.2", "The sign", "★★☆ medium", "sign", "(x > 0) - (x < 0)", -4, -1)],
+        ("1.3", "Negate a number", "★★★ hard", "negate", "-x", 3, -3),
+    ],
+    2: [
+        ("2.1", "An absolute value", "★☆☆ easy", "absolute", "abs(x)", -4, 4),
+        ("2.2", "The sign", "★★☆ medium", "sign", "(x > 0) - (x < 0)", -4, -1),
+    ],
 }
 TITLES = {0: "Hello", 1: "Doubling", 2: "Signs"}
 SLUGS = {0: "00-hello", 1: "01-doubling", 2: "02-signs"}
 
-SETUP = '''\
+SETUP = """\
 import types
 from autodiff_course.checking import NotAttempted, Wrong, exercise
 
@@ -88,31 +94,47 @@ def value_check(number, title, probe, expected):
     return judge
 
 
-check = types.SimpleNamespace({checks})'''
+check = types.SimpleNamespace({checks})"""
 
 
 def setup_cell(lesson: int) -> str:
-    checks = ", ".join(f"{name}=value_check({number!r}, {title!r}, {probe}, {expected})"
-                       for number, title, _, name, _, probe, expected in EXERCISES.get(lesson, []))
+    checks = ", ".join(
+        f"{name}=value_check({number!r}, {title!r}, {probe}, {expected})"
+        for number, title, _, name, _, probe, expected in EXERCISES.get(lesson, [])
+    )
     return SETUP.replace("{checks}", checks)
 
 
-def notebook(lesson: int, answers: dict[str, str] | None = None,
-             solved: bool = True, title: str | None = None):
+def notebook(
+    lesson: int,
+    answers: dict[str, str] | None = None,
+    solved: bool = True,
+    title: str | None = None,
+):
     """A course-shaped notebook. ``answers`` replaces an exercise's code cell."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    cells = [nbformat.v4.new_markdown_cell(f"# {title or TITLES[lesson]}"),
-             nbformat.v4.new_code_cell(setup_cell(lesson))]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    cells = [
+        nbformat.v4.new_markdown_cell(f"# {title or TITLES[lesson]}"),
+        nbformat.v4.new_code_cell(setup_cell(lesson)),
+    ]
     for number, name, stars, function, solution, _, _ in EXERCISES.get(lesson, []):
-        cells.append(nbformat.v4.new_markdown_cell(
-            f"### Exercise {number}: {name} ({stars}, 5 min)\n\nWrite `{function}(x)`."))
+        cells.append(
+            nbformat.v4.new_markdown_cell(
+                f"### Exercise {number}: {name} ({stars}, 5 min)\n\nWrite `{function}(x)`."
+            )
+        )
         if answers and number in answers:
             code = answers[number]
         elif solved:
-            code = (f"def {function}(x):\n    ### BEGIN SOLUTION\n    return {solution}\n"
-                    f"    ### END SOLUTION")
+            code = (
+                f"def {function}(x):\n    ### BEGIN SOLUTION\n    return {solution}\n"
+                f"    ### END SOLUTION"
+            )
         else:
             code = f"def {function}(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
         cells.append(nbformat.v4.new_code_cell(code))
@@ -138,8 +160,11 @@ def make_course(root: Path) -> CourseExercises:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[int, bytes]]:
-    return {str(p): (p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def run_progress(arguments: list[str], course: CourseExercises, cwd: Path):
@@ -154,6 +179,7 @@ def run_progress(arguments: list[str], course: CourseExercises, cwd: Path):
 
 # ----------------------------------------------------------------- the class run
 
+
 @pytest.fixture(scope="module")
 def class_run(tmp_path_factory):
     base = tmp_path_factory.mktemp("progress")
@@ -161,10 +187,14 @@ def class_run(tmp_path_factory):
     learners = base / "class"
     # alice: 1.2 wrong; in lesson 02 the cell of 2.1 does not even compile; an extra,
     # untouched copy of lesson 01 under another name is passed over.
-    write(notebook(1, {"1.2": "def square(x):\n    return x + x"}),
-          learners / "alice" / "01-doubling.ipynb")
-    write(notebook(2, {"2.1": "def absolute(x)\n    return abs(x)"}),
-          learners / "alice" / "02-signs.ipynb")
+    write(
+        notebook(1, {"1.2": "def square(x):\n    return x + x"}),
+        learners / "alice" / "01-doubling.ipynb",
+    )
+    write(
+        notebook(2, {"2.1": "def absolute(x)\n    return abs(x)"}),
+        learners / "alice" / "02-signs.ipynb",
+    )
     write(notebook(1, solved=False), learners / "alice" / "01-doubling (copy).ipynb")
     # bob: his lessons as they came.
     (learners / "bob").mkdir(parents=True)
@@ -173,8 +203,10 @@ def class_run(tmp_path_factory):
     # carol: handed in nothing.
     (learners / "carol").mkdir()
     # dave: loops forever in 1.2; no lesson 02.
-    write(notebook(1, {"1.2": "def square(x):\n    return x * x\n\nwhile True:\n    pass"}),
-          learners / "dave" / "01-doubling.ipynb")
+    write(
+        notebook(1, {"1.2": "def square(x):\n    return x * x\n\nwhile True:\n    pass"}),
+        learners / "dave" / "01-doubling.ipynb",
+    )
     # erin: lesson 01 from another version: 1.2 was another exercise, 1.3 did not
     # exist, 1.4 did; its notebooks sit one folder down, as nbgrader collects them.
     old = notebook(1)
@@ -192,8 +224,10 @@ def class_run(tmp_path_factory):
     # Input that cannot be graded.
     (base / "empty").mkdir()
     stray = base / "stray"
-    write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# My notes")]),
-          stray / "notes.ipynb")
+    write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# My notes")]),
+        stray / "notes.ipynb",
+    )
     (stray / "corrupt.ipynb").write_text('{"cells": [', encoding="utf-8")
     (stray / "readme.txt").write_text("hello", encoding="utf-8")
     write(notebook(0), stray / "00-hello.ipynb")
@@ -201,14 +235,33 @@ def class_run(tmp_path_factory):
     before = snapshot(base)
     csv_file = base / "out" / "progress.csv"
     csv_file.parent.mkdir()
-    arguments = ["class", "empty", "stray/notes.ipynb", "stray/corrupt.ipynb",
-                 "stray/readme.txt", "stray/00-hello.ipynb", "nowhere",
-                 "--csv", str(csv_file), "--timeout", str(TIMEOUT), "--jobs", "2"]
+    arguments = [
+        "class",
+        "empty",
+        "stray/notes.ipynb",
+        "stray/corrupt.ipynb",
+        "stray/readme.txt",
+        "stray/00-hello.ipynb",
+        "nowhere",
+        "--csv",
+        str(csv_file),
+        "--timeout",
+        str(TIMEOUT),
+        "--jobs",
+        "2",
+    ]
     status, output = run_progress(arguments, course, base)
     after = snapshot(base)
     rows = list(csv.DictReader(io.StringIO(csv_file.read_text(encoding="utf-8"))))
-    return {"status": status, "output": output, "rows": rows, "csv": csv_file,
-            "before": before, "after": after, "base": base}
+    return {
+        "status": status,
+        "output": output,
+        "rows": rows,
+        "csv": csv_file,
+        "before": before,
+        "after": after,
+        "base": base,
+    }
 
 
 def table(output: str) -> dict[str, str]:
@@ -240,11 +293,15 @@ def test_the_class_table_has_one_row_per_learner_and_a_character_per_verdict(cla
 def test_a_legend_follows_the_table(class_run):
     block = next(b for b in class_run["output"].split("\n\n") if b.startswith("+ correct"))
     legend = " ".join(block.split())
-    for symbol, meaning in (("+", "correct"), ("x", "not yet"), (".", "not attempted"),
-                            ("E", "error: a cell raised before the check ran"),
-                            ("T", "stopped at the time limit"),
-                            ("?", "the check was not called"),
-                            ("-", "no notebook, or no such exercise in it")):
+    for symbol, meaning in (
+        ("+", "correct"),
+        ("x", "not yet"),
+        (".", "not attempted"),
+        ("E", "error: a cell raised before the check ran"),
+        ("T", "stopped at the time limit"),
+        ("?", "the check was not called"),
+        ("-", "no notebook, or no such exercise in it"),
+    ):
         assert f"{symbol} {meaning}" in legend
     assert all(len(line) <= 88 for line in block.splitlines())
 
@@ -254,24 +311,35 @@ def test_totals_count_the_learners_who_passed_each_exercise(class_run):
     lines = totals.splitlines()
     assert lines[0] == "Passed, per exercise (of 6 learners):"
     assert [line.split()[:2] for line in lines[1:]] == [
-        ["1.1", "4/6"], ["1.2", "0/6"], ["1.3", "1/6"], ["2.1", "1/6"], ["2.2", "2/6"]]
+        ["1.1", "4/6"],
+        ["1.2", "0/6"],
+        ["1.3", "1/6"],
+        ["2.1", "1/6"],
+        ["2.2", "2/6"],
+    ]
     assert lines[1].endswith("Double a number")
 
 
 def test_errors_and_timeouts_are_explained_with_the_cell_and_the_error(class_run):
     output = class_run["output"]
-    assert ("alice · class/alice/02-signs.ipynb · exercise 2.1: error: code cell 2 "
-            "(`def absolute(x)`) raised SyntaxError: expected ':' (line 1 of the cell)") \
-        in output
-    assert ("dave · class/dave/01-doubling.ipynb · exercises 1.2, 1.3: timeout: the "
-            "notebook was stopped at the time limit in code cell 4 (`def square(x):`)") \
-        in output
-    assert f"dave · class/dave/01-doubling.ipynb: 1 of 3 correct" in output
+    assert (
+        "alice · class/alice/02-signs.ipynb · exercise 2.1: error: code cell 2 "
+        "(`def absolute(x)`) raised SyntaxError: expected ':' (line 1 of the cell)"
+    ) in output
+    assert (
+        "dave · class/dave/01-doubling.ipynb · exercises 1.2, 1.3: timeout: the "
+        "notebook was stopped at the time limit in code cell 4 (`def square(x):`)"
+    ) in output
+    assert "dave · class/dave/01-doubling.ipynb: 1 of 3 correct" in output
     assert f"stopped at the {TIMEOUT} s time limit" in output
-    assert ("gina · class/gina/01-doubling.ipynb · exercises 1.2, 1.3: error: the kernel "
-            "died in code cell 4 (`import os`)") in output
-    assert ("erin · class/erin/01-doubling/01-doubling.ipynb · exercise 1.2: error: code "
-            "cell 5 (`check.triple(triple)`) raised AttributeError:") in output
+    assert (
+        "gina · class/gina/01-doubling.ipynb · exercises 1.2, 1.3: error: the kernel "
+        "died in code cell 4 (`import os`)"
+    ) in output
+    assert (
+        "erin · class/erin/01-doubling/01-doubling.ipynb · exercise 1.2: error: code "
+        "cell 5 (`check.triple(triple)`) raised AttributeError:"
+    ) in output
 
 
 def test_each_bad_input_gets_one_clear_line_and_the_run_goes_on(class_run):
@@ -293,7 +361,8 @@ def test_each_bad_input_gets_one_clear_line_and_the_run_goes_on(class_run):
         assert lines.count(line) == 1, line
     corrupt = [line for line in lines if line.startswith("stray/corrupt.ipynb: ")]
     assert len(corrupt) == 1 and corrupt[0].startswith(
-        "stray/corrupt.ipynb: not a readable notebook (")
+        "stray/corrupt.ipynb: not a readable notebook ("
+    )
     assert "Traceback" not in class_run["output"]
     assert class_run["status"] == 0
 
@@ -315,24 +384,67 @@ def test_the_csv_has_one_row_per_learner_and_exercise(class_run):
     assert by["alice", "2.1"]["verdict"] == "error"
     assert "SyntaxError" in by["alice", "2.1"]["detail"]
     assert by["dave", "1.3"]["verdict"] == "timeout"
-    assert by["dave", "2.1"] == {"learner": "dave", "notebook": "", "exercise": "2.1",
-                                 "verdict": "missing", "mistake": "",
-                                 "detail": "no notebook for lesson 02"}
+    assert by["dave", "2.1"] == {
+        "learner": "dave",
+        "notebook": "",
+        "exercise": "2.1",
+        "verdict": "missing",
+        "mistake": "",
+        "detail": "no notebook for lesson 02",
+    }
     assert by["erin", "1.3"]["verdict"] == "missing"
     assert "no exercise 1.3" in by["erin", "1.3"]["detail"]
     assert by["frank", "2.1"]["notebook"] == "class/frank/my answers.ipynb"
     assert {row["verdict"] for row in rows} <= {
-        "correct", "not yet", "not attempted", "error", "timeout", "no verdict", "missing"}
+        "correct",
+        "not yet",
+        "not attempted",
+        "error",
+        "timeout",
+        "no verdict",
+        "missing",
+    }
 
 
 def test_a_notebook_stopped_before_its_first_cell_says_so(tmp_path):
     course = make_course(tmp_path / "course")
-    submission = progress.Submission("zoe", tmp_path / "01-doubling.ipynb",
-                                     course.by_number(1), notebook(1))
-    run = progress.Run(nb=notebook(1), stopped_reason=progress.TIMEOUT)
-    verdicts = progress.verdicts_for(submission, run, course.exercises(course.by_number(1)))
+    submission = grading.Submission(
+        "zoe", tmp_path / "01-doubling.ipynb", course.by_number(1), notebook(1)
+    )
+    run = grading.Run(nb=notebook(1), stopped_reason=grading.TIMEOUT)
+    verdicts = grading.verdicts_for(submission, run, course.exercises(course.by_number(1)))
     assert {(v.verdict, v.detail) for v in verdicts} == {
-        ("timeout", "the notebook was stopped at the time limit before its first cell ran")}
+        ("timeout", "the notebook was stopped at the time limit before its first cell ran")
+    }
+
+
+def test_grading_also_runs_where_an_event_loop_is_already_running(tmp_path):
+    # A notebook (or a test process driving a browser) has a running event loop, where
+    # asyncio.run refuses to start: progress must still grade.
+    import asyncio
+
+    course = make_course(tmp_path / "course")
+    write(notebook(1), tmp_path / "class" / "amy" / "01-doubling.ipynb")
+
+    async def from_inside_a_loop():
+        return run_progress(["class"], course, tmp_path)
+
+    status, output = asyncio.run(from_inside_a_loop())
+    assert status == 0, output
+    assert "amy" in table(output)
+
+
+def test_an_error_inside_the_grading_loop_reaches_the_caller():
+    import asyncio
+
+    async def fails():
+        raise ValueError("graded nothing")
+
+    async def from_inside_a_loop():
+        return grading.run_to_completion(fails())
+
+    with pytest.raises(ValueError, match="graded nothing"):
+        asyncio.run(from_inside_a_loop())
 
 
 def test_the_learners_files_are_left_untouched(class_run):
@@ -343,13 +455,16 @@ def test_the_learners_files_are_left_untouched(class_run):
 
 # ------------------------------------------------------------- smaller, faster runs
 
+
 @pytest.fixture(scope="module")
 def course_folder(tmp_path_factory):
     root = tmp_path_factory.mktemp("own") / "gradients-on-tape"
     course = make_course(root)
     # The learner has done 1.1 in their own lessons/.
-    write(notebook(1, {"1.1": "def double(x):\n    return x * 2"}, solved=False),
-          root / "lessons" / "01-doubling.ipynb")
+    write(
+        notebook(1, {"1.1": "def double(x):\n    return x * 2"}, solved=False),
+        root / "lessons" / "01-doubling.ipynb",
+    )
     return root, course
 
 
@@ -364,17 +479,16 @@ def test_with_no_argument_it_grades_your_own_lessons(course_folder):
 def test_where_the_no_argument_mode_looks(course_folder, tmp_path):
     root, course = course_folder
     lessons = root / "lessons"
-    assert progress.own_lessons_folder(root, root) == lessons          # the course folder
-    assert progress.own_lessons_folder(lessons, root) == lessons       # its lessons/
-    assert progress.own_lessons_folder(tmp_path, root) == lessons      # anywhere else
+    assert progress.own_lessons_folder(root, root) == lessons  # the course folder
+    assert progress.own_lessons_folder(lessons, root) == lessons  # its lessons/
+    assert progress.own_lessons_folder(tmp_path, root) == lessons  # anywhere else
 
 
 def test_a_notebook_that_is_not_a_lesson_alone_grades_nothing_and_fails(tmp_path):
     course = make_course(tmp_path / "course")
     write(nbformat.v4.new_notebook(), tmp_path / "mine.ipynb")
     (tmp_path / "broken.ipynb").write_text("not json at all", encoding="utf-8")
-    status, output = run_progress(["mine.ipynb", "broken.ipynb", "nothing-here"],
-                                  course, tmp_path)
+    status, output = run_progress(["mine.ipynb", "broken.ipynb", "nothing-here"], course, tmp_path)
     assert status == 1
     assert output.splitlines()[-1] == "Nothing could be graded."
     assert "mine.ipynb: not one of the course's lessons." in output
@@ -385,8 +499,10 @@ def test_a_folder_without_notebooks_fails(tmp_path):
     course = make_course(tmp_path / "course")
     (tmp_path / "empty").mkdir()
     status, output = run_progress(["empty"], course, tmp_path)
-    assert (status, output.splitlines()) == (1, ["empty: no notebooks here.",
-                                                 "Nothing could be graded."])
+    assert (status, output.splitlines()) == (
+        1,
+        ["empty: no notebooks here.", "Nothing could be graded."],
+    )
 
 
 def test_a_copy_of_the_course_counts_as_its_lessons_folder(tmp_path, monkeypatch):
@@ -399,11 +515,13 @@ def test_a_copy_of_the_course_counts_as_its_lessons_folder(tmp_path, monkeypatch
         assert gathered.notes == []
         assert [(s.learner, s.path.as_posix()) for s in gathered.submissions] == [
             ("alice", "class/alice/lessons/01-doubling.ipynb"),
-            ("alice", "class/alice/lessons/02-signs.ipynb")]
+            ("alice", "class/alice/lessons/02-signs.ipynb"),
+        ]
 
 
-@pytest.mark.parametrize("arguments", [["--jobs", "0"], ["--timeout", "-1"],
-                                       ["--csv", "no/such/folder/out.csv"]])
+@pytest.mark.parametrize(
+    "arguments", [["--jobs", "0"], ["--timeout", "-1"], ["--csv", "no/such/folder/out.csv"]]
+)
 def test_nonsense_options_are_refused(arguments, tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         progress.main(arguments, out=io.StringIO(), course=make_course(tmp_path))
@@ -414,6 +532,7 @@ def test_nonsense_options_are_refused(arguments, tmp_path, capsys):
 
 # ----------------------------------------------------------------- the real course
 
+
 def test_a_class_on_the_real_lesson_01(tmp_path):
     """Solutions with the first answer doubled, and the untouched lesson."""
     course = CourseExercises()
@@ -421,8 +540,11 @@ def test_a_class_on_the_real_lesson_01(tmp_path):
     exercises = course.exercises(lesson)
     nb = nbformat.read(ROOT / "solutions" / lesson.filename, as_version=4)
     first = find_exercises(nb)[0]
-    definition = next(i for i in range(first.heading_cell, first.check_cell)
-                      if "### BEGIN SOLUTION" in nb.cells[i].source)
+    definition = next(
+        i
+        for i in range(first.heading_cell, first.check_cell)
+        if "### BEGIN SOLUTION" in nb.cells[i].source
+    )
     nb.cells[definition].source += textwrap.dedent(f"""
 
         _right_answer = {first.answer}
@@ -446,26 +568,35 @@ def test_a_class_on_the_real_lesson_01(tmp_path):
 
 # --------------------------------------------------------------------- the command
 
+
 def test_course_sh_runs_progress_from_the_callers_folder(tmp_path):
     """course.sh moves to its own folder; progress must still see the caller's."""
     fake = tmp_path / "venv" / "bin"
     fake.mkdir(parents=True)
     record = tmp_path / "called.json"
-    (fake / "python").write_text(textwrap.dedent(f"""\
+    (fake / "python").write_text(
+        textwrap.dedent(f"""\
         #!{sys.executable}
         import json, os, sys
         if sys.argv[1:3] == ["-m", "course_tools.progress"] or \\
                 sys.argv[1:3] == ["-m", "course_tools.nbgrader_export"]:
             with open({str(record)!r}, "a") as out:
                 out.write(json.dumps({{"cwd": os.getcwd(), "argv": sys.argv[1:]}}) + "\\n")
-        """))
+        """)
+    )
     (fake / "python").chmod(0o755)
     caller = tmp_path / "somewhere"
     caller.mkdir()
     environment = dict(os.environ, COURSE_VENV=str(tmp_path / "venv"))
     for command in (["progress", "alice", "--jobs", "1"], ["nbgrader", "out"]):
-        done = subprocess.run([str(ROOT / "course.sh"), *command], cwd=caller,
-                              env=environment, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [str(ROOT / "course.sh"), *command],
+            cwd=caller,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
     calls = [json.loads(line) for line in record.read_text().splitlines()]
     assert calls == [
@@ -483,11 +614,14 @@ def test_course_tools_is_part_of_the_installed_package():
     """The editable install that course.sh makes covers course_tools, from anywhere."""
     from fnmatch import fnmatch
 
-    from autodiff_course.course_config import tomllib
-
     settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     include = settings["tool"]["setuptools"]["packages"]["find"]["include"]
     assert any(fnmatch("course_tools", pattern) for pattern in include)
-    found = subprocess.run([sys.executable, "-c", "import course_tools; print(course_tools.__file__)"],
-                           cwd="/", capture_output=True, text=True, check=True)
+    found = subprocess.run(
+        [sys.executable, "-c", "import course_tools; print(course_tools.__file__)"],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert Path(found.stdout.strip()) == ROOT / "course_tools" / "__init__.py"

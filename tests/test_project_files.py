@@ -6,8 +6,8 @@ import re
 import sys
 
 import yaml
-
-from notebooks import COURSE, ROOT
+from notebooks import COURSE
+from notebooks import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,9 +22,10 @@ def test_license_states_both_licences_and_the_full_mit_text():
     text = (ROOT / "LICENSE").read_text()
     assert "MIT License" in text
     for sentence in (
-            "Permission is hereby granted, free of charge, to any person obtaining a copy",
-            "The above copyright notice and this permission notice shall be included in all",
-            'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR'):
+        "Permission is hereby granted, free of charge, to any person obtaining a copy",
+        "The above copyright notice and this permission notice shall be included in all",
+        'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR',
+    ):
         assert sentence in text
     assert "Creative Commons Attribution 4.0" in text and "(CC BY 4.0)" in text
     assert "https://creativecommons.org/licenses/by/4.0/legalcode" in text
@@ -39,7 +40,8 @@ def test_citation_cff_parses_and_has_the_required_keys():
     assert citation["title"].startswith(COURSE.title)
     assert citation["authors"] and all(
         isinstance(author, dict) and ("name" in author or "family-names" in author)
-        for author in citation["authors"])
+        for author in citation["authors"]
+    )
 
 
 def test_citation_agrees_with_the_project():
@@ -53,9 +55,16 @@ def test_citation_agrees_with_the_project():
 
 def test_contributing_says_how_to_change_a_lesson_and_run_the_tests():
     text = (ROOT / "CONTRIBUTING.md").read_text()
-    for needed in ("solutions/", "### BEGIN SOLUTION", "./course.sh build NN",
-                   "./course.sh test", "tools/build_lessons.py --check",
-                   "pytest tests/browser", "chromium", "COURSE_CHROMIUM"):
+    for needed in (
+        "solutions/",
+        "### BEGIN SOLUTION",
+        "./course.sh build NN",
+        "./course.sh test",
+        "python -m course_tools.build_lessons --check",
+        "pytest tests/browser",
+        "chromium",
+        "COURSE_CHROMIUM",
+    ):
         assert needed in text, needed
 
 

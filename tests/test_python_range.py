@@ -17,8 +17,10 @@ import sys
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from autodiff_course.notebook_setup import PINNED, SUPPORTED_PYTHON, diagnose
-from notebooks import ROOT
+from autodiff_course.notebook_setup import PINNED
+from autodiff_course.notebook_setup import SUPPORTED_PYTHON
+from autodiff_course.notebook_setup import diagnose
+from course_tools.config import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,13 +41,16 @@ def wheel_range() -> tuple[tuple[int, int], tuple[int, int]]:
     """(lowest, highest) Python minor version the installed TensorFlow declares."""
     metadata = tensorflow_distribution().metadata
     minors = sorted(
-        (3, int(match.group(1))) for classifier in metadata.get_all("Classifier")
-        if (match := re.fullmatch(r"Programming Language :: Python :: 3\.(\d+)", classifier)))
+        (3, int(match.group(1)))
+        for classifier in metadata.get_all("Classifier")
+        if (match := re.fullmatch(r"Programming Language :: Python :: 3\.(\d+)", classifier))
+    )
     assert minors, "TensorFlow's metadata lists no Python 3.x classifiers"
     requires = SpecifierSet(metadata["Requires-Python"])
     assert f"{minors[0][0]}.{minors[0][1]}" in requires
     assert f"{minors[0][0]}.{minors[0][1] - 1}" not in requires, (
-        "Requires-Python admits a Python older than the oldest classifier")
+        "Requires-Python admits a Python older than the oldest classifier"
+    )
     assert minors == [(3, minor) for minor in range(minors[0][1], minors[-1][1] + 1)]
     return minors[0], minors[-1]
 
@@ -78,7 +83,8 @@ def test_pyproject_requires_exactly_the_wheels_range():
 FAKE_PYTHON = """#!/bin/bash
 case "$1" in
   --version) echo "Python MAJOR.MINOR.0" ;;
-  -c) exec REAL -c "import sys; sys.version_info = (MAJOR, MINOR, 0, 'final', 0); exec(sys.argv.pop(1))" "$2" ;;
+  -c) exec REAL -c "import sys; sys.version_info = (MAJOR, MINOR, 0, 'final', 0); \\
+exec(sys.argv.pop(1))" "$2" ;;
   *) echo "fake Python MAJOR.MINOR: stopping at: $*" >&2; exit 3 ;;
 esac
 """
@@ -86,17 +92,24 @@ esac
 
 def fake_python(tmp_path, major: int, minor: int):
     path = tmp_path / f"python{major}.{minor}"
-    path.write_text(FAKE_PYTHON.replace("REAL", sys.executable)
-                    .replace("MAJOR", str(major)).replace("MINOR", str(minor)))
+    path.write_text(
+        FAKE_PYTHON.replace("REAL", sys.executable)
+        .replace("MAJOR", str(major))
+        .replace("MINOR", str(minor))
+    )
     path.chmod(0o755)
     return path
 
 
 def course_sh_lab(tmp_path, python) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, PYTHON=str(python),
-                       COURSE_VENV=str(tmp_path / "never-created"))
-    return subprocess.run([str(ROOT / "course.sh"), "lab"], capture_output=True, text=True,
-                          env=environment, timeout=120)
+    environment = dict(os.environ, PYTHON=str(python), COURSE_VENV=str(tmp_path / "never-created"))
+    return subprocess.run(
+        [str(ROOT / "course.sh"), "lab"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
 
 
 def test_course_sh_accepts_exactly_the_wheels_range(tmp_path):
@@ -106,18 +119,21 @@ def test_course_sh_accepts_exactly_the_wheels_range(tmp_path):
     assert f"\nMAX_PYTHON={high[0]}.{high[1]}\n" in text
     for version in (low, high):
         done = course_sh_lab(tmp_path, fake_python(tmp_path, *version))
-        assert (f"Creating the virtual environment {tmp_path / 'never-created'} with "
-                f"Python {version[0]}.{version[1]}.0.") in done.stdout, done.stderr
+        assert (
+            f"Creating the virtual environment {tmp_path / 'never-created'} with "
+            f"Python {version[0]}.{version[1]}.0."
+        ) in done.stdout, done.stderr
         assert "stopping at: -m venv" in done.stderr
     for version in ((low[0], low[1] - 1), (high[0], high[1] + 1)):
         done = course_sh_lab(tmp_path, fake_python(tmp_path, *version))
         assert done.returncode != 0
-        assert (f"is not Python {low[0]}.{low[1]} to {high[0]}.{high[1]} "
-                f"(TensorFlow 2.21 supports no other)") in done.stderr
+        assert (
+            f"is not Python {low[0]}.{low[1]} to {high[0]}.{high[1]} "
+            f"(TensorFlow 2.21 supports no other)"
+        ) in done.stderr
         assert "Creating the virtual environment" not in done.stdout
 
 
 def test_readme_states_the_range():
     low, high = wheel_range()
-    assert (f"Python {low[0]}.{low[1]} to {high[0]}.{high[1]}"
-            in (ROOT / "README.md").read_text())
+    assert f"Python {low[0]}.{low[1]} to {high[0]}.{high[1]}" in (ROOT / "README.md").read_text()

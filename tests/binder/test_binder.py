@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import venv
@@ -30,15 +29,24 @@ REPO2DOCKER = Path(sys.executable).parent / "repo2docker"
 # Pinned in binder/requirements.txt only: notebook replaces the base image's 7.4
 # (which requires jupyterlab < 4.5), nbgitpuller serves the guide's hub links.
 BINDER_ONLY = {"notebook", "nbgitpuller"}
-LINUX = {"sys_platform": "linux", "platform_system": "Linux", "python_version": "3.11",
-         "python_full_version": "3.11.7", "os_name": "posix"}
+LINUX = {
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "python_version": "3.11",
+    "python_full_version": "3.11.7",
+    "os_name": "posix",
+}
 
 
 def pins(path: Path) -> dict[str, str]:
-    """name -> exact version for the requirements that apply on Linux, Python 3.11."""
+    """name -> exact version for the requirements that apply on Linux, Python 3.11,
+    those of included files (``-r``) too."""
     found = {}
     for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
+        if line.startswith("-r "):
+            found.update(pins(path.parent / line[3:].strip()))
+            continue
         if not line or line.startswith("-"):
             continue
         requirement = Requirement(line)
@@ -51,10 +59,18 @@ def pins(path: Path) -> dict[str, str]:
 
 
 def test_binder_pins_equal_the_top_level_pins_for_linux():
+    """binder/requirements.txt includes requirements.txt and pins only its own two."""
+    text = (BINDER / "requirements.txt").read_text()
+    assert "\n-r ../requirements.txt\n" in text
+    own = {
+        Requirement(line).name
+        for line in text.splitlines()
+        if line and not line.startswith(("#", "-"))
+    }
+    assert own == BINDER_ONLY, "binder/ pins notebook and nbgitpuller, and nothing else"
     binder = pins(BINDER / "requirements.txt")
     shared = {name: version for name, version in binder.items() if name not in BINDER_ONLY}
     assert shared == pins(ROOT / "requirements.txt")
-    assert BINDER_ONLY <= set(binder), "binder/ must pin notebook and nbgitpuller"
 
 
 def base_image_packages() -> dict[str, str]:
@@ -108,8 +124,10 @@ def test_post_build_stops_at_the_first_error_and_silences_news():
     """One mechanism for the news pop-up, shared with ./course.sh lab."""
     text = (BINDER / "postBuild").read_text()
     assert "\nset -e\n" in text
-    assert "\n./tools/quiet_jupyterlab.sh jupyter\n" in text
-    assert 'tools/quiet_jupyterlab.sh "$VENV/bin/jupyter"' in (ROOT / "course.sh").read_text()
+    assert "\npython -m course_tools.quiet_jupyterlab jupyter\n" in text
+    assert (
+        '-m course_tools.quiet_jupyterlab "$VENV/bin/jupyter"' in (ROOT / "course.sh").read_text()
+    )
 
 
 FAKE_JUPYTER = r"""#!/bin/bash
@@ -128,31 +146,18 @@ def test_quiet_jupyterlab_disables_the_news_plugin_in_the_environment_only(tmp_p
     fake.write_text(FAKE_JUPYTER.replace("CALLS", str(calls)).replace("PREFIX", str(prefix)))
     fake.chmod(0o755)
     for _ in range(2):
-        subprocess.run([ROOT / "tools" / "quiet_jupyterlab.sh", fake], check=True)
+        subprocess.run([sys.executable, "-m", "course_tools.quiet_jupyterlab", fake], check=True)
     assert calls.read_text().splitlines() == [
-        "labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements"]
+        "labextension disable --level=sys_prefix @jupyterlab/apputils-extension:announcements"
+    ]
     page_config = json.loads((prefix / "etc/jupyter/labconfig/page_config.json").read_text())
-    assert page_config == {"disabledExtensions": {
-        "@jupyterlab/apputils-extension:announcements": True}}
+    assert page_config == {
+        "disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}
+    }
 
 
 def test_start_hands_over_to_the_server():
     assert (BINDER / "start").read_text().rstrip().endswith('exec "$@"')
-
-
-def tracked_files_copy(target: Path) -> Path:
-    """The repository as Binder sees it: the files git tracks (or would track: new
-    files not ignored by .gitignore), nothing else."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                             "--exclude-standard"], cwd=ROOT, capture_output=True,
-                            check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination)
-    return target
 
 
 def fresh_venv(path: Path) -> Path:
@@ -161,7 +166,7 @@ def fresh_venv(path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def binder_copy(tmp_path_factory):
+def binder_copy(tmp_path_factory, tracked_files_copy):
     return tracked_files_copy(tmp_path_factory.mktemp("binder") / "repo")
 
 
@@ -174,10 +179,25 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
     environment = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
     guide = (ROOT / "instructors" / "guide-header.md").read_text()
     assert "repo2docker --ref {{ref}} --no-run --user-name jovyan --user-id 1000" in guide
-    done = subprocess.run([REPO2DOCKER, "--no-build", "--no-run", "--debug",
-                           "--user-name", "jovyan", "--user-id", "1000",
-                           "--image-name", "gradients-on-tape:test", str(binder_copy)],
-                          capture_output=True, text=True, timeout=300, env=environment)
+    done = subprocess.run(
+        [
+            REPO2DOCKER,
+            "--no-build",
+            "--no-run",
+            "--debug",
+            "--user-name",
+            "jovyan",
+            "--user-id",
+            "1000",
+            "--image-name",
+            "gradients-on-tape:test",
+            str(binder_copy),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=environment,
+    )
     dockerfile = done.stdout + done.stderr
     assert done.returncode == 0, dockerfile[-2000:]
     assert 'pip install --no-cache-dir -r "binder/requirements.txt"' in dockerfile
@@ -185,7 +205,7 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
     assert 'R2D_ENTRYPOINT="${REPO_DIR}/binder/start"' in dockerfile
     assert "Building conda environment for python=3.11" in dockerfile
     # The whole repository is copied before pip runs, so "-e ." finds the package,
-    # and before postBuild, so that it finds tools/quiet_jupyterlab.sh; it belongs to
+    # and before postBuild, which runs the package's course_tools; it belongs to
     # uid 1000, the hub's user (without --user-id it would belong to whoever built it).
     copy_all = dockerfile.index("COPY --chown=1000:1000 src/ ${REPO_DIR}/")
     assert copy_all < dockerfile.index('pip install --no-cache-dir -r "binder/requirements.txt"')
@@ -195,25 +215,50 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
 def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, tmp_path):
     """A fresh venv from binder/requirements.txt, then postBuild, then start."""
     bin_dir = fresh_venv(tmp_path / "binder-env")
-    environment = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-                       VIRTUAL_ENV=str(bin_dir.parent))
+    environment = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        VIRTUAL_ENV=str(bin_dir.parent),
+    )
     environment.pop("AUTODIFF_COURSE_STRICT", None)
 
     def run(*command, timeout=1800):
-        done = subprocess.run(command, cwd=binder_copy, env=environment, timeout=timeout,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            command,
+            cwd=binder_copy,
+            env=environment,
+            timeout=timeout,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, f"{command}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
         return done
 
-    run("python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-        "-r", "binder/requirements.txt")
-    run("python", "-m", "pip", "check")  # notebook's jupyterlab range admits the pin
+    pip = ("python", "-m", "pip")
+    quietly = ("--quiet", "--disable-pip-version-check")
+    run(*pip, "install", *quietly, "-r", "binder/requirements.txt")
+    run(*pip, "check")  # notebook's jupyterlab range admits the pin
     run("./binder/postBuild")
     run("python", "-c", "import nbgitpuller")
-    run("python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-        "nbval==0.11.0", "pytest==9.2.0")
-    done = run("./binder/start", "python", "-m", "pytest", "-p", "no:cacheprovider",
-               "--nbval", "--nbval-current-env", "-o", "addopts=", "-o", "testpaths=",
-               "--rootdir", str(binder_copy), "-c", os.devnull, "lessons")
+    run(*pip, "install", *quietly, "nbval==0.11.0", "pytest==9.2.0")
+    done = run(
+        "./binder/start",
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "--nbval",
+        "--nbval-current-env",
+        "-o",
+        "addopts=",
+        "-o",
+        "testpaths=",
+        "--rootdir",
+        str(binder_copy),
+        "-c",
+        os.devnull,
+        "lessons",
+    )
     summary = done.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, summary

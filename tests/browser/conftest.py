@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from jupyterlab import HOW_TO_ENABLE, ROOT, chromium_browser, find_chromium, jupyterlab, scratch_copy
+from course_tools.browser import HOW_TO_ENABLE
+from course_tools.browser import ROOT
+from course_tools.browser import chromium_browser
+from course_tools.browser import find_chromium
+from course_tools.browser import jupyterlab
+from course_tools.browser import scratch_copy
 
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 

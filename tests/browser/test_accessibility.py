@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from jupyterlab import ROOT, open_notebook, problems_on_page, run_all_cells
+from course_tools.browser import ROOT
+from course_tools.browser import open_notebook
+from course_tools.browser import problems_on_page
+from course_tools.browser import run_all_cells
 
 PIN = Path(__file__).resolve().parent / "axe"
 CACHE = ROOT / ".cache" / "axe-core"
@@ -40,16 +43,23 @@ def axe_script() -> str:
     if not script.exists():
         npm = shutil.which("npm")
         if npm is None:
-            message = ("npm not found: install Node.js and npm (Debian/Ubuntu: `sudo apt-get "
-                       "install npm`) to run the accessibility tests.")
+            message = (
+                "npm not found: install Node.js and npm (Debian/Ubuntu: `sudo apt-get "
+                "install npm`) to run the accessibility tests."
+            )
             if os.environ.get("CI"):
                 pytest.fail(message)
             pytest.skip(message)
         folder.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copy(PIN / name, folder / name)
-        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-                              cwd=folder, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"npm ci of axe-core {version} failed:\n{done.stderr[-2000:]}")
     return script.read_text(encoding="utf-8")
@@ -68,8 +78,7 @@ def lesson_pages(browser, lab):
             base_url, token = lab
             open_notebook(page, base_url, token, f"lessons/{lesson}")
             run_all_cells(page)
-            page.wait_for_selector(f"{LESSON_WIDGETS[lesson]} .widget-html-content",
-                                   timeout=60_000)
+            page.wait_for_selector(f"{LESSON_WIDGETS[lesson]} .widget-html-content", timeout=60_000)
             page.wait_for_timeout(1000)
             opened[lesson] = page
         return opened[lesson]
@@ -82,7 +91,8 @@ def lesson_pages(browser, lab):
 def axe_report(page, script: str) -> dict:
     """axe-core's WCAG 2.1 A and AA results over every widget output on the page."""
     page.add_script_tag(content=script)
-    return page.evaluate("""async (tags) => {
+    return page.evaluate(
+        """async (tags) => {
         const outputs = [...document.querySelectorAll(
             '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output')]
             .filter(output => output.querySelector('.jupyter-widgets'));
@@ -93,12 +103,13 @@ def axe_report(page, script: str) -> dict:
         return {outputs: outputs.length, violations: result.violations.map(describe),
                 unsure: result.incomplete.map(describe),
                 passed: result.passes.map(rule => rule.id)};
-    }""", WCAG_21_AA)
+    }""",
+        WCAG_21_AA,
+    )
 
 
 @pytest.mark.parametrize("lesson", list(LESSON_WIDGETS))
-def test_widget_outputs_have_no_wcag_21_aa_violation(lesson_pages, axe_script, artifacts,
-                                                     lesson):
+def test_widget_outputs_have_no_wcag_21_aa_violation(lesson_pages, axe_script, artifacts, lesson):
     page = lesson_pages(lesson)
     assert problems_on_page(page) == []
     report = axe_report(page, axe_script)
@@ -107,9 +118,10 @@ def test_widget_outputs_have_no_wcag_21_aa_violation(lesson_pages, axe_script, a
     assert report["violations"] == []
     assert [rule for rule in report["unsure"] if rule["rule"] == "color-contrast"] == []
     # the rules that matter here did run and pass
-    pictured = lesson != "01-chain-rule-and-upstream-dy.ipynb"     # the others show a plot
-    assert {"label", "color-contrast", *(["image-alt"] if pictured else [])} \
-        <= set(report["passed"])
+    pictured = lesson != "01-chain-rule-and-upstream-dy.ipynb"  # the others show a plot
+    assert {"label", "color-contrast", *(["image-alt"] if pictured else [])} <= set(
+        report["passed"]
+    )
 
 
 # -- the keyboard -------------------------------------------------------------------
@@ -137,13 +149,15 @@ FOCUSED = """(container) => {
 # JupyterLab keeps the arrow keys for moving between cells unless a text field has
 # focus, so Tab reaches every option of a choice and Space picks it; a checkbox
 # toggles with Space; a number input steps with the arrow keys.
-EXPLORER_QUANTITIES = [("value", "value"), ("gradient", "gradient"),
-                       ("second derivative", "second_derivative"),
-                       ("relative error", "relative_error")]
+EXPLORER_QUANTITIES = [
+    ("value", "value"),
+    ("gradient", "gradient"),
+    ("second derivative", "second_derivative"),
+    ("relative error", "relative_error"),
+]
 KEYBOARD = {
     ".log1pexp-explorer": [
-        ("choice", "log1pexp-dtype", "dtype", [(d, d) for d in ("float32", "float64",
-                                                                 "float16")]),
+        ("choice", "log1pexp-dtype", "dtype", [(d, d) for d in ("float32", "float64", "float16")]),
         ("choice", "log1pexp-quantity", "quantity", EXPLORER_QUANTITIES),
         ("tick", "log1pexp-method-naive", "methods", "naive"),
         ("tick", "log1pexp-method-documented", "methods", "documented"),
@@ -154,8 +168,12 @@ KEYBOARD = {
     ],
     ".chain-rule-explorer": [("number", "chain-rule-x", "x", "ArrowUp")],
     ".jacobian-heatmap": [
-        ("choice", "jacobian-heatmap-layer", "layer",
-         [(layer, layer) for layer in ("independent", "centred", "batch norm")]),
+        (
+            "choice",
+            "jacobian-heatmap-layer",
+            "layer",
+            [(layer, layer) for layer in ("independent", "centred", "batch norm")],
+        ),
         ("number", "jacobian-heatmap-batch", "batch", "ArrowUp"),
     ],
 }
@@ -174,15 +192,15 @@ def press_and_wait(page, container: str, key: str) -> tuple[dict, dict]:
     """Press ``key`` and wait until the widget's picture or table changes."""
     before = page.evaluate(READ_STATE, container)
     page.keyboard.press(key)
-    page.wait_for_function(CHANGED, arg=[container, before["image"] + before["text"]],
-                           timeout=20_000)
+    page.wait_for_function(
+        CHANGED, arg=[container, before["image"] + before["text"]], timeout=20_000
+    )
     page.wait_for_timeout(200)
     return before, page.evaluate(READ_STATE, container)
 
 
 @pytest.mark.parametrize("lesson", list(LESSON_WIDGETS))
-def test_every_control_is_reached_by_tab_and_changed_by_a_key(lesson_pages, artifacts,
-                                                              lesson):
+def test_every_control_is_reached_by_tab_and_changed_by_a_key(lesson_pages, artifacts, lesson):
     page = lesson_pages(lesson)
     container = LESSON_WIDGETS[lesson]
     page.locator(container).first.scroll_into_view_if_needed()
@@ -218,4 +236,5 @@ def test_every_control_is_reached_by_tab_and_changed_by_a_key(lesson_pages, arti
                 assert after["alt"] and after["alt"] != before["alt"], control
         assert changed, f"{control}: no key changed it"
     page.locator(container).first.screenshot(
-        path=str(artifacts / f"keyboard-{Path(lesson).stem}.png"))
+        path=str(artifacts / f"keyboard-{Path(lesson).stem}.png")
+    )

@@ -13,7 +13,9 @@ import time
 import urllib.error
 import urllib.request
 
-from jupyterlab import ROOT, free_port, run_all_cells
+from course_tools.browser import ROOT
+from course_tools.browser import free_port
+from course_tools.browser import run_all_cells
 
 NEWS_QUESTION = "official Jupyter news"
 
@@ -43,11 +45,21 @@ def test_lab_command_serves_lesson_00_on_localhost_with_a_token(page, tmp_path):
     environment = dict(os.environ, COURSE_VENV=sys.prefix, JUPYTERLAB_SETTINGS_DIR=str(settings))
     log = open(tmp_path / "lab.log", "w")
     process = subprocess.Popen(
-        ["./course.sh", "lab", "--no-browser", f"--ServerApp.port={port}",
-         "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-         f"--LabApp.workspaces_dir={tmp_path}"],
-        cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
+        [
+            "./course.sh",
+            "lab",
+            "--no-browser",
+            f"--ServerApp.port={port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--LabApp.workspaces_dir={tmp_path}",
+        ],
+        cwd=ROOT,
+        env=environment,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         wait_for_status(f"{base}/api/status?token={token}", process)
@@ -62,11 +74,10 @@ def test_lab_command_serves_lesson_00_on_localhost_with_a_token(page, tmp_path):
         output = (tmp_path / "lab.log").read_text()
         printed = f"http://127.0.0.1:{port}/lab/tree/lessons/00-welcome.ipynb?token="
         assert printed in output, output[-3000:]  # (a token given on the command line
-        assert "0.0.0.0" not in output            # is printed masked, as "...")
+        assert "0.0.0.0" not in output  # is printed masked, as "...")
         page.goto(printed + token)
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=90_000)
-        page.wait_for_function("() => document.title.startsWith('00-welcome')",
-                               timeout=30_000)
+        page.wait_for_function("() => document.title.startsWith('00-welcome')", timeout=30_000)
         title = page.locator(".jp-NotebookPanel h1").first.inner_text()
         assert "Welcome" in title
         first_minute(page)
@@ -91,8 +102,7 @@ def assert_no_news_pop_up(page) -> None:
 def first_minute(page) -> None:
     """What a learner meets in lesson 00, before and after running it."""
     # JupyterLab shows its news question a few seconds after it has started.
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
-                           timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
     page.wait_for_timeout(5_000)
     assert_no_news_pop_up(page)
 
@@ -114,15 +124,17 @@ def first_minute(page) -> None:
     panel.locator(".jp-RenderedMarkdown a", has_text="Contents").first.click()
     page.wait_for_function(
         "() => [...document.querySelectorAll('.lm-TabBar-tab.jp-mod-current')]"
-        ".some(tab => tab.textContent.trim() === 'README.md')", timeout=30_000)
+        ".some(tab => tab.textContent.trim() === 'README.md')",
+        timeout=30_000,
+    )
     heading = page.locator(".jp-MarkdownViewer:visible h2", has_text="Contents").first
     heading.wait_for(timeout=30_000)
     page.wait_for_timeout(1_000)  # JupyterLab scrolls once the document is rendered
     viewer = page.locator(".jp-MarkdownViewer:visible").first.bounding_box()
     top = heading.bounding_box()["y"]
     assert viewer["y"] <= top <= viewer["y"] + 150, (
-        f"the Contents heading is at y={top}, not at the top of the README view "
-        f"(y={viewer['y']})")
+        f"the Contents heading is at y={top}, not at the top of the README view (y={viewer['y']})"
+    )
     table = page.locator(".jp-MarkdownViewer table").first
     assert "Welcome" in table.inner_text()
     assert_no_news_pop_up(page)

@@ -13,7 +13,10 @@ import os
 import numpy as np
 import pytest
 
-from jupyterlab import ROOT, open_notebook, problems_on_page, run_all_cells
+from course_tools.browser import ROOT
+from course_tools.browser import open_notebook
+from course_tools.browser import problems_on_page
+from course_tools.browser import run_all_cells
 
 FIGURES = ROOT / "figures"
 
@@ -48,7 +51,10 @@ def wait_for_new_plot(page, before: dict) -> dict:
         f"""(before) => {{
             const image = document.querySelector('{PLOT}');
             return image && image.src !== before && image.complete && image.naturalWidth > 0;
-        }}""", arg=before["src"], timeout=20_000)
+        }}""",
+        arg=before["src"],
+        timeout=20_000,
+    )
     return plot(page)
 
 
@@ -57,7 +63,10 @@ def wait_for_readout(page, key: str, value: str) -> None:
         f"""([key, value]) => {{
             const node = document.querySelector('{READOUT}');
             return node && node.dataset[key] === value;
-        }}""", arg=[key, value], timeout=20_000)
+        }}""",
+        arg=[key, value],
+        timeout=20_000,
+    )
 
 
 def type_number(page, control: str, text: str) -> None:
@@ -90,7 +99,7 @@ def test_default_view_shows_the_silent_zero(explorer_page, artifacts):
     assert (data["dtype"], data["quantity"]) == ("float32", "gradient")
     x = float(data["x"])
     assert 87.4 <= x <= 88.7
-    assert float(data["naiveGradient"]) == 0.0          # the silent 0.0 band
+    assert float(data["naiveGradient"]) == 0.0  # the silent 0.0 band
     assert float(data["stableGradient"]) == pytest.approx(sigmoid64(x), rel=1e-6)
     shown = plot(page)
     assert (shown["width"], shown["height"]) == (640, 420)
@@ -108,7 +117,8 @@ def test_arrow_keys_move_the_readout_and_the_values_follow(explorer_page):
     for _ in range(3):
         page.keyboard.press("ArrowDown")
     page.wait_for_function(
-        f"(before) => document.querySelector('{READOUT}').dataset.x !== before", arg=before)
+        f"(before) => document.querySelector('{READOUT}').dataset.x !== before", arg=before
+    )
     page.wait_for_timeout(500)
     data = readout(page)
     x = float(data["x"])
@@ -125,8 +135,7 @@ def test_clicking_a_quantity_replots(explorer_page):
     after = wait_for_new_plot(page, before)
     assert after["alt"].startswith("Plot of the float32 value of log(1 + e^x)")
     data = readout(page)
-    assert float(data["documentedValue"]) == pytest.approx(softplus64(float(data["x"])),
-                                                           rel=1e-6)
+    assert float(data["documentedValue"]) == pytest.approx(softplus64(float(data["x"])), rel=1e-6)
 
 
 def test_typing_a_range_replots(explorer_page):
@@ -159,10 +168,11 @@ def test_float64_reaches_past_its_overflow(explorer_page, artifacts):
     data = readout(page)
     assert float(data["stableValue"]) == pytest.approx(softplus64(float(data["x"])), rel=1e-12)
     before = plot(page)
-    type_number(page, ".log1pexp-x-to", "760")        # the top of float64's bounds
+    type_number(page, ".log1pexp-x-to", "760")  # the top of float64's bounds
     page.wait_for_function(
         f"() => parseFloat(document.querySelector('{READOUT}').dataset.xMax) > 709.79",
-        timeout=20_000)
+        timeout=20_000,
+    )
     after = wait_for_new_plot(page, before)
     assert "a dashed line at x = 709.78, where exp(x) overflows" in after["alt"]
     page.locator(EXPLORER).first.screenshot(path=str(artifacts / "explorer-float64.png"))

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from notebooks import every_notebook
 
-from jupyterlab import open_notebook, problems_on_page, run_all_cells, wait_for_kernel_idle
-
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from notebooks import every_notebook  # noqa: E402
+from course_tools.browser import open_notebook
+from course_tools.browser import problems_on_page
+from course_tools.browser import run_all_cells
+from course_tools.browser import wait_for_kernel_idle
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())
@@ -50,17 +48,19 @@ def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
     page.keyboard.press("ArrowUp")
     page.keyboard.press("ArrowUp")
     page.wait_for_function(
-        "() => document.querySelector('.chain-rule-readout').dataset.x === '1.50'")
+        "() => document.querySelector('.chain-rule-readout').dataset.x === '1.50'"
+    )
     x, text = readout(page)
     assert chain_rule_reference(1.5) in text
     assert "agree" in text and "DISAGREE" not in text
 
-    x_input.click()                       # the mouse, then a typed number
+    x_input.click()  # the mouse, then a typed number
     x_input.press("Control+a")
     x_input.type("-6")
     x_input.press("Enter")
     page.wait_for_function(
-        "() => parseFloat(document.querySelector('.chain-rule-readout').dataset.x) < -5")
+        "() => parseFloat(document.querySelector('.chain-rule-readout').dataset.x) < -5"
+    )
     x, text = readout(page)
     assert chain_rule_reference(float(x)) in text
     explorer.screenshot(path=str(artifacts / "chain-rule-explorer.png"))

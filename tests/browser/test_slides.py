@@ -16,9 +16,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyterlab import (
-    ROOT, WIDGET_VIEW, empty_outputs, open_slides, present_slide, slide_overflow,
-)
+from course_tools.browser import ROOT
+from course_tools.browser import WIDGET_VIEW
+from course_tools.browser import empty_outputs
+from course_tools.browser import open_slides
+from course_tools.browser import present_slide
+from course_tools.browser import slide_overflow
 
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
 # The plain text of the widgets that carry a still picture (autodiff_course.widgets).
@@ -43,16 +46,22 @@ def widget_problems(page, notebook) -> list[str]:
             data = output.get("data", {})
             if WIDGET_VIEW not in data:
                 continue
-            if str(data.get("text/plain", "")).startswith(STILL_PICTURED) \
-                    and "text/html" not in data:
-                problems.append(f"cell {index}: the saved output has no still picture "
-                                f"(rebuild the lessons)")
+            if (
+                str(data.get("text/plain", "")).startswith(STILL_PICTURED)
+                and "text/html" not in data
+            ):
+                problems.append(
+                    f"cell {index}: the saved output has no still picture (rebuild the lessons)"
+                )
             if "text/html" in data and not seen["still"]:
                 problems.append(f"cell {index}: the widget's still picture is not shown")
             if not seen["text"] and not seen["images"]:
                 problems.append(f"cell {index}: the widget's area is empty")
-            problems += [f"cell {index}: a picture without alt text or pixels: {image}"
-                         for image in seen["images"] if not image["alt"] or not image["width"]]
+            problems += [
+                f"cell {index}: a picture without alt text or pixels: {image}"
+                for image in seen["images"]
+                if not image["alt"] or not image["width"]
+            ]
     return problems
 
 
@@ -63,8 +72,9 @@ def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
     if notebook.metadata.get("rise", {}).get("scroll") is not True:
         problems.append('the notebook metadata lacks "rise": {"scroll": true}')
     open_slides(page, base_url, token, f"lessons/{path.name}")
-    h2 = sum(cell.cell_type == "markdown" and cell.source.startswith("## ")
-             for cell in notebook.cells)
+    h2 = sum(
+        cell.cell_type == "markdown" and cell.source.startswith("## ") for cell in notebook.cells
+    )
     slides = page.evaluate("() => document.querySelectorAll('.reveal .slides > section').length")
     if slides < h2:
         problems.append(f"{slides} slides for {h2} H2 sections")
@@ -81,7 +91,7 @@ def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
         overflow = slide_overflow(page)
         if overflow:
             problems.append(f"slide {where} is cut off: {overflow}")
-        page.keyboard.press("Space")      # next slide, vertical ones included
+        page.keyboard.press("Space")  # next slide, vertical ones included
         page.wait_for_timeout(250)
     if len(seen) < slides:
         problems.append(f"stepped through {len(seen)} of at least {slides} slides")
@@ -90,7 +100,8 @@ def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
 def test_lesson_presents_as_slides_with_every_widget_shown_and_nothing_cut_off(
-        page, lab, artifacts, path):
+    page, lab, artifacts, path
+):
     base_url, token = lab
     problems = check_slides(page, base_url, token, path)
     page.screenshot(path=str(artifacts / f"slides-{path.stem}.png"))

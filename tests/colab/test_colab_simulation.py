@@ -27,6 +27,7 @@ Outputs are not compared with the saved ones: they may differ in the last digits
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -38,12 +39,17 @@ import nbformat
 import pytest
 
 from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
-from autodiff_course.course_config import COURSE_ROOT as ROOT, load_course
-from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE, COLAB_OLDEST_TENSORFLOW
+from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
+from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
+from course_tools.config import ROOT
+from course_tools.config import load_course
 
 COURSE = load_course()
-NOTEBOOKS = [pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
-             for folder in ("lessons", "solutions") for lesson in COURSE.lessons]
+NOTEBOOKS = [
+    pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
+    for folder in ("lessons", "solutions")
+    for lesson in COURSE.lessons
+]
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements-colab.txt"
 CACHE = ROOT / ".cache" / "colab-simulation"
@@ -63,11 +69,16 @@ def colab_pins() -> dict[str, str]:
 
 
 def pip(python: Path, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check",
-                           *arguments], capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if check and done.returncode != 0:
-        raise RuntimeError(f"pip {' '.join(arguments)} failed:\n{done.stdout[-2000:]}"
-                           f"{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"pip {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
+        )
     return done
 
 
@@ -75,8 +86,10 @@ def pip(python: Path, *arguments: str, check: bool = True) -> subprocess.Complet
 def colab_python() -> Path:
     """The simulated runtime's Python, built once and then reused from the cache."""
     if sys.version_info[:2] > (3, 12):
-        pytest.skip(f"Colab's TensorFlow {COLAB_OLDEST_TENSORFLOW} has no wheels for "
-                    f"Python {sys.version_info[0]}.{sys.version_info[1]}")
+        pytest.skip(
+            f"Colab's TensorFlow {COLAB_OLDEST_TENSORFLOW} has no wheels for "
+            f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+        )
     key = hashlib.sha256((REQUIREMENTS.read_text() + sys.version).encode()).hexdigest()[:12]
     folder = CACHE / f"venv-{key}"
     python = folder / "bin" / "python"
@@ -91,19 +104,9 @@ def colab_python() -> Path:
 
 
 @pytest.fixture(scope="module")
-def repository_copy(tmp_path_factory) -> Path:
+def repository_copy(tmp_path_factory, tracked_files_copy) -> Path:
     """What ``pip install git+https://github.com/...`` would fetch: the repository's files."""
-    target = tmp_path_factory.mktemp("colab-source") / "repository"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                             "--exclude-standard"], cwd=ROOT, capture_output=True,
-                            check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination)
-    return target
+    return tracked_files_copy(tmp_path_factory.mktemp("colab-source") / "repository")
 
 
 @pytest.fixture(scope="module")
@@ -112,23 +115,28 @@ def kernel_specs(tmp_path_factory, colab_python):
 
     folder = tmp_path_factory.mktemp("colab-kernels") / KERNEL_NAME
     folder.mkdir()
-    (folder / "kernel.json").write_text(
-        '{"argv": ["%s", "-m", "ipykernel_launcher", "-f", "{connection_file}"], '
-        '"display_name": "Python 3 (simulated Colab)", "language": "python"}'
-        % colab_python)
+    kernel = {
+        "argv": [str(colab_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (simulated Colab)",
+        "language": "python",
+    }
+    (folder / "kernel.json").write_text(json.dumps(kernel))
     return KernelSpecManager(kernel_dirs=[str(folder.parent)])
 
 
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
-    code = ("import importlib.metadata as m\n"
-            "for name in ('tensorflow-cpu', 'numpy', 'matplotlib', 'ipywidgets', "
-            "'ipython', 'ipykernel'):\n"
-            "    print(name, m.version(name))\n"
-            "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
-            "    print('no helper package')\n")
+    code = (
+        "import importlib.metadata as m\n"
+        "for name in ('tensorflow-cpu', 'numpy', 'matplotlib', 'ipywidgets', "
+        "'ipython', 'ipykernel'):\n"
+        "    print(name, m.version(name))\n"
+        "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
+        "    print('no helper package')\n"
+    )
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)
-    done = subprocess.run([str(colab_python), "-c", code], capture_output=True, text=True,
-                          check=True, cwd=tmp_path)  # not the checkout, with its egg-info
+    done = subprocess.run(
+        [str(colab_python), "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )  # not the checkout, with its egg-info
     found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[:6])
     assert found == colab_pins()
     assert done.stdout.splitlines()[-1] == "no helper package"
@@ -147,8 +155,9 @@ def problems_in(nb) -> list[str]:
 
 
 @pytest.mark.parametrize("folder, lesson", NOTEBOOKS)
-def test_notebook_runs_top_to_bottom_on_colab(folder, lesson, colab_python, kernel_specs,
-                                              repository_copy, tmp_path):
+def test_notebook_runs_top_to_bottom_on_colab(
+    folder, lesson, colab_python, kernel_specs, repository_copy, tmp_path
+):
     from jupyter_client import KernelManager
     from nbclient import NotebookClient
 
@@ -157,28 +166,48 @@ def test_notebook_runs_top_to_bottom_on_colab(folder, lesson, colab_python, kern
     install = f"%pip install --quiet --no-deps {COURSE.helper_package_source}\n"
     assert setup.source.count(install) == 1
     setup.source = setup.source.replace(
-        install, f"%pip install --quiet --no-deps {repository_copy}\n")
+        install, f"%pip install --quiet --no-deps {repository_copy}\n"
+    )
 
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)  # fresh runtime
     content = tmp_path / "content"  # Colab's empty working folder
     content.mkdir()
-    environment = {k: v for k, v in os.environ.items()
-                   if k not in (STRICT_ENVIRONMENT_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")}
-    environment.update({COLAB_ENVIRONMENT_VARIABLE: "1",
-                        STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
-                        "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}"})
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in (STRICT_ENVIRONMENT_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")
+    }
+    environment.update(
+        {
+            COLAB_ENVIRONMENT_VARIABLE: "1",
+            STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
+            "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}",
+        }
+    )
     manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs)
-    client = NotebookClient(nb, km=manager, timeout=600, allow_errors=False,
-                            resources={"metadata": {"path": str(content)}})
+    client = NotebookClient(
+        nb,
+        km=manager,
+        timeout=600,
+        allow_errors=False,
+        resources={"metadata": {"path": str(content)}},
+    )
     client.execute(env=environment, cwd=str(content))
 
     assert problems_in(nb) == []
-    report = "".join(output.get("text", "") for output in setup.outputs
-                     if output.output_type == "stream" and output.name == "stdout")
+    report = "".join(
+        output.get("text", "")
+        for output in setup.outputs
+        if output.output_type == "stream" and output.name == "stdout"
+    )
     assert "Environment OK (Google Colab): " in report, report
     assert f"TensorFlow {COLAB_OLDEST_TENSORFLOW}" in report
     assert "outputs may differ in the last digits" in report
     installed = subprocess.run(
         [str(colab_python), "-c", "import autodiff_course; print(autodiff_course.__file__)"],
-        capture_output=True, text=True, cwd=content, check=True).stdout
+        capture_output=True,
+        text=True,
+        cwd=content,
+        check=True,
+    ).stdout
     assert "site-packages" in installed, "the setup cell did not install the helper package"

@@ -16,10 +16,11 @@ import json
 import os
 import subprocess
 
-from autodiff_course.course_config import COURSE_ROOT as ROOT
 from test_colab_simulation import colab_python  # noqa: F401  (the simulated runtime)
 
-DRIVE = r'''
+from course_tools.config import ROOT
+
+DRIVE = r"""
 import json, warnings
 from autodiff_course.notebook_setup import silence_tensorflow_logs
 silence_tensorflow_logs()
@@ -73,22 +74,28 @@ for name, widget in (("chain_rule", chain), ("heatmap", heatmap), ("log1pexp", e
     assert view["model_id"] == widget.widget.model_id
     report["bundles"][name] = sorted(data)
 print(json.dumps(report))
-'''
+"""
 
 
 def test_every_widget_is_driven_on_ipywidgets_7(colab_python, tmp_path):  # noqa: F811
-    environment = {key: value for key, value in os.environ.items()
-                   if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    environment["PYTHONPATH"] = str(ROOT)        # this checkout's helper package
-    done = subprocess.run([str(colab_python), "-c", DRIVE], capture_output=True, text=True,
-                          cwd=tmp_path, env=environment, timeout=900)
+    environment = {
+        key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")
+    }
+    environment["PYTHONPATH"] = str(ROOT)  # this checkout's helper package
+    done = subprocess.run(
+        [str(colab_python), "-c", DRIVE],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["ipywidgets"] == "7.7.1"
     assert report["package"].startswith(str(ROOT))
     expected = ["application/vnd.jupyter.widget-view+json", "text/html", "text/plain"]
-    assert report["bundles"] == {"chain_rule": expected, "heatmap": expected,
-                                 "log1pexp": expected}
+    assert report["bundles"] == {"chain_rule": expected, "heatmap": expected, "log1pexp": expected}
     assert report["renders"]["log1pexp"] > 50
     package = str(ROOT / "autodiff_course")
     assert [line for line in report["warnings"] if line.startswith(package)] == []

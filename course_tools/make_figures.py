@@ -1,8 +1,8 @@
 """Regenerate the static figures in figures/ (for readers without a kernel).
 
-    python tools/make_figures.py              # write figures/*.png
-    python tools/make_figures.py --check      # exit 1 if a committed figure is stale
-    python tools/make_figures.py --out DIR    # write (or with --check, compare) DIR
+    python -m course_tools.make_figures              # write figures/*.png
+    python -m course_tools.make_figures --check      # exit 1 if a committed figure is stale
+    python -m course_tools.make_figures --out DIR    # write (or with --check, compare) DIR
 
 Each figure is the log1pexp explorer's plot for one state, drawn by the widget's
 own code (``render_png``), so a figure shows exactly what the widget shows. The
@@ -16,9 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from .config import ROOT
+from .derived import report_stale
+
 FIGURES_DIR = ROOT / "figures"
-FIGURE_DPI = 100   # 800 x 525 pixels: the widget's 640 x 420 layout, sharper
+FIGURE_DPI = 100  # 800 x 525 pixels: the widget's 640 x 420 layout, sharper
 
 
 def figure_states() -> dict:
@@ -34,7 +36,8 @@ def figure_states() -> dict:
         # 100 % (a 0.0 gradient) from -16.6 down; the other two stay at float32's
         # rounding error.
         "log1pexp-relative-error.png": ExplorerState(
-            dtype="float32", x_range=(-25.0, 5.0), quantity="relative_error", readout_x=-15.0),
+            dtype="float32", x_range=(-25.0, 5.0), quantity="relative_error", readout_x=-15.0
+        ),
     }
 
 
@@ -43,7 +46,8 @@ def render_all() -> dict[str, bytes]:
     from autodiff_course.notebook_setup import silence_tensorflow_logs
 
     silence_tensorflow_logs()  # also keeps oneDNN off, which the figures' bytes rely on
-    from autodiff_course.widgets.log1pexp import ExplorerFigure, render_png
+    from autodiff_course.widgets.log1pexp import ExplorerFigure
+    from autodiff_course.widgets.log1pexp import render_png
 
     figure = ExplorerFigure(dpi=FIGURE_DPI)
     return {name: render_png(state, figure) for name, state in figure_states().items()}
@@ -63,21 +67,22 @@ def stale_figures(directory: Path, rendered: dict[str, bytes]) -> list[str]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="compare instead of writing; exit 1 if anything is stale")
-    parser.add_argument("--out", type=Path, default=FIGURES_DIR,
-                        help="folder to write or check (default: figures/)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="compare instead of writing; exit 1 if anything is stale",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=FIGURES_DIR, help="folder to write or check (default: figures/)"
+    )
     args = parser.parse_args(argv)
     rendered = render_all()
     if args.check:
-        stale = stale_figures(args.out, rendered)
-        for line in stale:
-            print(f"stale: {line}")
-        if stale:
-            print("Run `python tools/make_figures.py` to regenerate the figures.")
-            return 1
-        print(f"{len(rendered)} figures up to date in {args.out}")
-        return 0
+        return report_stale(
+            stale_figures(args.out, rendered),
+            "python -m course_tools.make_figures",
+            f"{len(rendered)} figures up to date in {args.out}",
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     for name, data in rendered.items():
         (args.out / name).write_bytes(data)

@@ -1,9 +1,9 @@
-"""Read ``course.toml``: the ordered list of lessons and the repository setting.
+"""The course's configuration, ``course.toml``, and where everything lives.
 
-Used by the lesson generator, the tests and the navigation bars (lesson 00 shows
-the map of the course built from it). Every address that leaves the repository
-(Binder, Colab, GitHub, the helper package's install source) is built here from
-the two settings ``repository`` and ``ref``.
+``course.toml`` lists the lessons in order (slug, title, minutes) and names the
+repository and git ref that every address leaving the repository is built from
+(Binder, Colab, GitHub, the helper package the setup cell installs on Colab).
+The paths below are the folders the tools read and write.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-COURSE_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_FILE = COURSE_ROOT / "course.toml"
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_FILE = ROOT / "course.toml"
+LESSONS_DIR = ROOT / "lessons"
+SOLUTIONS_DIR = ROOT / "solutions"
+README = ROOT / "README.md"
+REQUIREMENTS = ROOT / "requirements.txt"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,6 @@ class Course:
     subtitle: str
     repository: str
     ref: str
-    tensorflow: str
     lessons: tuple[Lesson, ...]
 
     def neighbours(self, slug: str) -> tuple[Lesson | None, Lesson | None]:
@@ -56,15 +59,11 @@ class Course:
 
     def binder_url(self, path: str) -> str:
         """Binder, opening ``path`` (relative to the repository root) in JupyterLab."""
-        return (
-            f"https://mybinder.org/v2/gh/{self.repository}/{self.ref}"
-            f"?urlpath=lab/tree/{path}"
-        )
+        return f"https://mybinder.org/v2/gh/{self.repository}/{self.ref}?urlpath=lab/tree/{path}"
 
     def colab_url(self, path: str) -> str:
         """Google Colab, opening the notebook at ``path`` straight from GitHub."""
-        return (f"https://colab.research.google.com/github/{self.repository}/blob/"
-                f"{self.ref}/{path}")
+        return f"https://colab.research.google.com/github/{self.repository}/blob/{self.ref}/{path}"
 
     def github_url(self, path: str) -> str:
         """The file at ``path`` as GitHub shows it (used where relative links break)."""
@@ -85,40 +84,41 @@ REPOSITORY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9._-]+")
 def _checked_ref(ref) -> str:
     """The ``ref`` setting: a git branch or tag name that can stand in any address."""
     if not isinstance(ref, str) or not REF_PATTERN.fullmatch(ref) or ref.endswith(".lock"):
-        raise ValueError(f"course.toml: ref must be a git branch or tag name such as "
-                         f"'main' or 'workshop-2027-03', not {ref!r}")
+        raise ValueError(
+            f"course.toml: ref must be a git branch or tag name such as "
+            f"'main' or 'workshop-2027-03', not {ref!r}"
+        )
     return ref
 
 
 def _checked_repository(repository) -> str:
     if not isinstance(repository, str) or not REPOSITORY_PATTERN.fullmatch(repository):
-        raise ValueError(f"course.toml: repository must be a GitHub repository written "
-                         f"owner/name, such as 'gradients-on-tape/gradients-on-tape', "
-                         f"not {repository!r}")
+        raise ValueError(
+            f"course.toml: repository must be a GitHub repository written "
+            f"owner/name, such as 'gradients-on-tape/gradients-on-tape', "
+            f"not {repository!r}"
+        )
     return repository
 
 
 def load_course(path: Path = CONFIG_FILE) -> Course:
     with open(path, "rb") as handle:
         raw = tomllib.load(handle)
-    lessons = []
-    for entry in raw["lessons"]:
-        number = int(entry["slug"][:2])
-        lessons.append(
-            Lesson(
-                number=number,
-                slug=entry["slug"],
-                title=entry["title"],
-                teaching_minutes=int(entry["teaching_minutes"]),
-                exercise_minutes=int(entry["exercise_minutes"]),
-            )
+    lessons = tuple(
+        Lesson(
+            number=int(entry["slug"][:2]),
+            slug=entry["slug"],
+            title=entry["title"],
+            teaching_minutes=int(entry["teaching_minutes"]),
+            exercise_minutes=int(entry["exercise_minutes"]),
         )
+        for entry in raw["lessons"]
+    )
     info = raw["course"]
     return Course(
         title=info["title"],
         subtitle=info["subtitle"],
         repository=_checked_repository(info["repository"]),
         ref=_checked_ref(info["ref"]),
-        tensorflow=info["tensorflow"],
-        lessons=tuple(lessons),
+        lessons=lessons,
     )

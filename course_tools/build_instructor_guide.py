@@ -1,7 +1,7 @@
 """Generate the instructor guide, instructors/guide.md, from the notebooks.
 
-    python tools/build_instructor_guide.py           # write instructors/guide.md
-    python tools/build_instructor_guide.py --check   # exit 1 if it is stale
+    python -m course_tools.build_instructor_guide           # write instructors/guide.md
+    python -m course_tools.build_instructor_guide --check   # exit 1 if it is stale
 
 Sources, so that nothing is written twice:
 
@@ -19,15 +19,22 @@ Sources, so that nothing is written twice:
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
+from urllib.parse import quote
 
-from notebook_format import ROOT, SOLUTIONS_DIR, load_course, read, tags
+from .config import ROOT
+from .config import SOLUTIONS_DIR
+from .config import load_course
+from .derived import report_stale
+from .notebook_format import EXERCISE_HEADING
+from .notebook_format import read
+from .notebook_format import tags
 
 GUIDE = ROOT / "instructors" / "guide.md"
 BENCHMARK = ROOT / "benchmark" / "latest.json"
-EXERCISE = re.compile(r"^### Exercise (\d+\.\d+): (.+) \((★☆☆ easy|★★☆ medium|★★★ hard), "
-                      r"(\d+) min\)$", re.MULTILINE)
+COMMAND = "python -m course_tools.build_instructor_guide"
 REFERENCE = re.compile(r"\[\[(misconception-[a-z0-9-]+)\]\]")
 
 
@@ -38,8 +45,9 @@ class GuideError(ValueError):
 def section(text: str, heading: str) -> str:
     """The body of a markdown section, from ``heading`` to the next heading of its level."""
     level = heading.split(" ", 1)[0]
-    match = re.search(rf"^{re.escape(heading)}\s*$(.*?)(?=^{level} |\Z)", text,
-                      re.MULTILINE | re.DOTALL)
+    match = re.search(
+        rf"^{re.escape(heading)}\s*$(.*?)(?=^{level} |\Z)", text, re.MULTILINE | re.DOTALL
+    )
     return match.group(1).strip() if match else ""
 
 
@@ -80,32 +88,55 @@ def lesson_section(course, lesson) -> str:
     live = section(notes.source, "### Live coding")
     misconceptions = section(notes.source, "### Misconceptions to expect")
     if not live or not misconceptions:
-        raise GuideError(f"{lesson.filename}: the instructor notes need '### Live coding' "
-                         f"and '### Misconceptions to expect'")
+        raise GuideError(
+            f"{lesson.filename}: the instructor notes need '### Live coding' "
+            f"and '### Misconceptions to expect'"
+        )
     if not REFERENCE.search(misconceptions):
-        raise GuideError(f"{lesson.filename}: each misconception names its cell as "
-                         f"[[misconception-...]]")
+        raise GuideError(
+            f"{lesson.filename}: each misconception names its cell as [[misconception-...]]"
+        )
     try:
         misconceptions = REFERENCE.sub(lambda m: describe_cell(nb, m.group(1)), misconceptions)
     except GuideError as error:
         raise GuideError(f"{lesson.filename}: {error}") from None
 
     lines = [f"## {lesson.number:02d} {lesson.title}", ""]
-    lines.append(f"Notebook: [`solutions/{lesson.filename}`](../solutions/{lesson.filename}) "
-                 f"(learners: [`lessons/{lesson.filename}`](../lessons/{lesson.filename})). "
-                 f"Teaching {lesson.teaching_minutes} min, exercises "
-                 f"{lesson.exercise_minutes} min, {lesson.minutes} min in all.")
+    lines.append(
+        f"Notebook: [`solutions/{lesson.filename}`](../solutions/{lesson.filename}) "
+        f"(learners: [`lessons/{lesson.filename}`](../lessons/{lesson.filename})). "
+        f"Teaching {lesson.teaching_minutes} min, exercises "
+        f"{lesson.exercise_minutes} min, {lesson.minutes} min in all."
+    )
     lines += ["", "### Objectives", "", objectives(nb)]
-    exercises = EXERCISE.findall(markdown_text)
+    exercises = list(EXERCISE_HEADING.finditer(markdown_text))
     if exercises:
-        lines += ["", "### Exercises", "", "| exercise | title | difficulty | minutes |",
-                  "|---|---|---|---|"]
-        lines += [f"| {number} | {title} | {level} | {minutes} |"
-                  for number, title, level, minutes in exercises]
-        total = sum(int(minutes) for *_, minutes in exercises)
+        lines += [
+            "",
+            "### Exercises",
+            "",
+            "| exercise | title | difficulty | minutes |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {e['number']} | {e['title']} | {e['difficulty']} | {e['minutes']} |"
+            for e in exercises
+        ]
+        total = sum(int(e["minutes"]) for e in exercises)
         lines += ["", f"Exercise minutes add up to {total}, as course.toml says."]
-    lines += ["", "### Live coding", "", live, "", "### Misconceptions to expect", "",
-              misconceptions, "", "### Answers to *Check your understanding*", ""]
+    lines += [
+        "",
+        "### Live coding",
+        "",
+        live,
+        "",
+        "### Misconceptions to expect",
+        "",
+        misconceptions,
+        "",
+        "### Answers to *Check your understanding*",
+        "",
+    ]
     answer_text = answers.source
     answer_text = re.sub(r"^### Answers\s*", "", answer_text).strip()
     lines += [answer_text, ""]
@@ -114,8 +145,6 @@ def lesson_section(course, lesson) -> str:
 
 def memory_table(course) -> str:
     """Peak kernel memory per lesson, from the latest benchmark run."""
-    import json
-
     if not BENCHMARK.exists():
         raise GuideError("benchmark/latest.json is missing: run ./course.sh bench --save")
     results = json.loads(BENCHMARK.read_text(encoding="utf-8"))
@@ -126,10 +155,13 @@ def memory_table(course) -> str:
             lesson_mb = peaks[f"lessons/{lesson.slug}"]
             solution_mb = peaks[f"solutions/{lesson.slug}"]
         except KeyError:
-            raise GuideError(f"benchmark/latest.json has no memory figure for {lesson.slug}: "
-                             f"run ./course.sh bench --save") from None
-        rows.append(f"| {lesson.number:02d} {lesson.title} | {lesson_mb:.0f} MB | "
-                    f"{solution_mb:.0f} MB |")
+            raise GuideError(
+                f"benchmark/latest.json has no memory figure for {lesson.slug}: "
+                f"run ./course.sh bench --save"
+            ) from None
+        rows.append(
+            f"| {lesson.number:02d} {lesson.title} | {lesson_mb:.0f} MB | {solution_mb:.0f} MB |"
+        )
     rows.append("")
     rows.append(f"(Measured on {results['date']}, {results['machine']}.)")
     return "\n".join(rows)
@@ -138,14 +170,12 @@ def memory_table(course) -> str:
 def hub_values(course) -> dict[str, str]:
     """The hub section's placeholders: the repository and ref of course.toml, and the
     memory guarantee and limit that ``./course.sh bench --save`` derived."""
-    import json
-    from urllib.parse import quote
-
     results = json.loads(BENCHMARK.read_text(encoding="utf-8"))
     hub = results.get("hub_memory")
     if not hub:
-        raise GuideError("benchmark/latest.json has no hub memory figures: run "
-                         "./course.sh bench --save")
+        raise GuideError(
+            "benchmark/latest.json has no hub memory figures: run ./course.sh bench --save"
+        )
     name = course.repository.split("/")[1]  # nbgitpuller's folder for the clone
     return {
         "repository": course.repository,
@@ -169,13 +199,18 @@ def render(course) -> str:
     total = sum(lesson.minutes for lesson in course.lessons)
     overview = ["| lesson | teaching | exercises | total |", "|---|---|---|---|"]
     for lesson in course.lessons:
-        overview.append(f"| {lesson.number:02d} {lesson.title} | {lesson.teaching_minutes} min "
-                        f"| {lesson.exercise_minutes} min | {lesson.minutes} min |")
+        overview.append(
+            f"| {lesson.number:02d} {lesson.title} | {lesson.teaching_minutes} min "
+            f"| {lesson.exercise_minutes} min | {lesson.minutes} min |"
+        )
     overview.append(f"| **all lessons** | | | **{total} min** |")
     parts = [header, "", "## Timings at a glance", "", "\n".join(overview), ""]
     parts += [lesson_section(course, lesson) for lesson in course.lessons]
-    return "<!-- Generated by tools/build_instructor_guide.py: edit the notebooks instead. -->\n" \
-        + "\n".join(parts).rstrip() + "\n"
+    return (
+        f"<!-- Generated by {COMMAND}: edit the notebooks instead. -->\n"
+        + "\n".join(parts).rstrip()
+        + "\n"
+    )
 
 
 def main(argv=None) -> int:
@@ -188,11 +223,9 @@ def main(argv=None) -> int:
         print(f"instructor guide: {error}")
         return 1
     if args.check:
-        if not GUIDE.exists() or GUIDE.read_text(encoding="utf-8") != text:
-            print("instructors/guide.md is stale: run python tools/build_instructor_guide.py")
-            return 1
-        print("instructors/guide.md is current.")
-        return 0
+        current = GUIDE.exists() and GUIDE.read_text(encoding="utf-8") == text
+        problems = [] if current else ["instructors/guide.md differs from the notebooks"]
+        return report_stale(problems, COMMAND, "instructors/guide.md is current.")
     GUIDE.write_text(text, encoding="utf-8")
     print(f"wrote {GUIDE.relative_to(ROOT)}")
     return 0

@@ -1,28 +1,24 @@
-"""Shared rules for the course's notebooks: tags, markers, navigation, normal form.
+"""Shared rules for the course's notebooks: tags, markers, headings, navigation, normal form.
 
-Used by ``tools/build_lessons.py`` and by the structure tests, so that what the
-generator writes and what the tests demand cannot drift apart.
+Used by the lesson and guide builders, the progress report, the nbgrader export and
+the structure tests, so that what the generator writes and what the tools and tests
+read cannot drift apart.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 
-from autodiff_course.course_config import Course, Lesson, load_course  # noqa: E402
-
-LESSONS_DIR = ROOT / "lessons"
-SOLUTIONS_DIR = ROOT / "solutions"
-README = ROOT / "README.md"
+from .config import Course
+from .config import Lesson
 
 # Cells with one of these tags exist only in solutions/.
-SOLUTION_ONLY_TAGS = {"solution-only", "instructor-only", "answers"}
+SOLUTION_ONLY_TAGS = frozenset({"solution-only", "instructor-only", "answers"})
 NAV_TOP_TAG = "navigation-top"
 NAV_BOTTOM_TAG = "navigation-bottom"
 COURSE_MAP_TAG = "course-map"
@@ -34,6 +30,16 @@ BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 MARKDOWN_STUB = "_Your answer here._"
+
+# An exercise's heading, the one pattern every tool and test reads exercises with:
+#     ### Exercise 1.2: Central differences (★☆☆ easy, 10 min)
+# ``number`` is "1.2" (``lesson`` "1", ``part`` "2"); one filled star per point of
+# difficulty.
+EXERCISE_HEADING = re.compile(
+    r"^### Exercise (?P<number>(?P<lesson>\d+)\.(?P<part>\d+)): (?P<title>.+) "
+    r"\((?P<difficulty>★☆☆ easy|★★☆ medium|★★★ hard), (?P<minutes>\d+) min\)$",
+    re.MULTILINE,
+)
 
 TIME_LINE = re.compile(r"^\*\*Time:\*\*.*$", re.MULTILINE)
 # Slide mode (jupyterlab-rise): a slide taller than the screen scrolls instead of
@@ -81,8 +87,10 @@ def replace_solution_regions(source: str, markdown: bool) -> str:
 
 def time_line(lesson: Lesson) -> str:
     if lesson.exercise_minutes:
-        return (f"**Time:** {lesson.teaching_minutes} min teaching, "
-                f"{lesson.exercise_minutes} min exercises")
+        return (
+            f"**Time:** {lesson.teaching_minutes} min teaching, "
+            f"{lesson.exercise_minutes} min exercises"
+        )
     return f"**Time:** {lesson.teaching_minutes} min"
 
 
@@ -106,14 +114,16 @@ def navigation(course: Course, lesson: Lesson, folder: str) -> str:
     parts, colab_parts = [], []
     if previous:
         parts.append(f"[← {previous.number:02d} {previous.title}]({previous.filename})")
-        colab_parts.append(f"[← {previous.number:02d}]"
-                           f"({course.colab_url(f'{folder}/{previous.filename}')})")
+        colab_parts.append(
+            f"[← {previous.number:02d}]({course.colab_url(f'{folder}/{previous.filename}')})"
+        )
     parts.append("[Contents](../README.md#Contents)")
     colab_parts.append(f"[Contents]({course.github_url('README.md')}#contents)")
     if following:
         parts.append(f"[{following.number:02d} {following.title} →]({following.filename})")
-        colab_parts.append(f"[{following.number:02d} →]"
-                           f"({course.colab_url(f'{folder}/{following.filename}')})")
+        colab_parts.append(
+            f"[{following.number:02d} →]({course.colab_url(f'{folder}/{following.filename}')})"
+        )
     copy_name = "solutions copy" if folder == "lessons" else "learner's copy"
     colab_parts.append(f"[{copy_name}]({course.colab_url(f'{other}/{lesson.filename}')})")
     binder = course.binder_url(f"{folder}/{lesson.filename}")
@@ -126,7 +136,8 @@ def navigation(course: Course, lesson: Lesson, folder: str) -> str:
         + f" Lesson {lesson.number:02d} of {course.lessons[0].number:02d}"
         + f"–{course.lessons[-1].number:02d}"
         + f" · {time_line(lesson).replace('**Time:** ', '')}"
-        + "\n\n*In Colab:* " + " · ".join(colab_parts)
+        + "\n\n*In Colab:* "
+        + " · ".join(colab_parts)
     )
 
 
@@ -178,18 +189,20 @@ def setup_preamble(course: Course) -> str:
     ``AUTODIFF_COURSE_FORCE_COLAB=1`` makes a kernel take the Colab path (the
     simulated-Colab test sets it).
     """
-    from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
-
     return (
-        "try:  # On Google Colab, the first run of this cell installs the course's helper package.\n"
+        "try:  # On Google Colab, the first run of this cell installs the course's helper"
+        " package.\n"
         "    from autodiff_course import setup_notebook\n"
         "except ModuleNotFoundError:\n"
         "    import os\n"
         "    from importlib.util import find_spec\n"
-        "    on_colab = find_spec(\"google\") and find_spec(\"google.colab\")\n"
-        f"    if not on_colab and os.environ.get(\"{COLAB_ENVIRONMENT_VARIABLE}\") != \"1\":\n"
-        "        raise ModuleNotFoundError(\"The course's helper package, autodiff_course, is not \"\n"
-        "                                  \"installed for this kernel: see Start in the README.\") from None\n"
+        "\n"
+        '    on_colab = find_spec("google") and find_spec("google.colab")\n'
+        f'    if not on_colab and os.environ.get("{COLAB_ENVIRONMENT_VARIABLE}") != "1":\n'
+        "        raise ModuleNotFoundError(\n"
+        '            "The course\'s helper package, autodiff_course, is not "\n'
+        '            "installed for this kernel: see Start in the README."\n'
+        "        ) from None\n"
         f"    %pip install --quiet --no-deps {course.helper_package_source}\n"
         "    from autodiff_course import setup_notebook\n"
         "\n"
@@ -202,7 +215,7 @@ def with_setup_preamble(source: str, course: Course) -> str:
     lines = source.split("\n")
     if SETUP_CALL not in lines:
         return source
-    rest = lines[lines.index(SETUP_CALL) + 1:]
+    rest = lines[lines.index(SETUP_CALL) + 1 :]
     return "\n".join([setup_preamble(course), *rest])
 
 
@@ -221,9 +234,12 @@ def merge_streams(outputs: list) -> list:
     at arbitrary points, so that saved notebooks are identical from run to run."""
     merged: list = []
     for output in outputs:
-        if (output.get("output_type") == "stream" and merged
-                and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == output.get("name")):
+        if (
+            output.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == output.get("name")
+        ):
             merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(output["text"])
         else:
             merged.append(output)
@@ -234,16 +250,21 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
     """Bring a notebook to the course's normal form (in place) and return it."""
     nb.nbformat, nb.nbformat_minor = 4, 5
     widgets = nb.metadata.get("widgets")
-    nb.metadata = nbformat.NotebookNode({"kernelspec": dict(KERNELSPEC),
-                                         "language_info": dict(LANGUAGE_INFO),
-                                         "rise": dict(RISE_SETTINGS)})
+    nb.metadata = nbformat.NotebookNode(
+        {
+            "kernelspec": dict(KERNELSPEC),
+            "language_info": dict(LANGUAGE_INFO),
+            "rise": dict(RISE_SETTINGS),
+        }
+    )
     if widgets:
         nb.metadata["widgets"] = widgets
     setup_cell = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     for index, cell in enumerate(nb.cells):
         cell_tags = sorted(tags(cell))
-        collapsed = {key: True for key in COLLAPSE_KEYS
-                     if cell.metadata.get("jupyter", {}).get(key)}
+        collapsed = {
+            key: True for key in COLLAPSE_KEYS if cell.metadata.get("jupyter", {}).get(key)
+        }
         cell.metadata = nbformat.NotebookNode()
         if cell_tags:
             cell.metadata["tags"] = cell_tags
@@ -289,10 +310,17 @@ def lesson_from_solution(solution_nb):
 
 def source_view(nb) -> list[tuple]:
     """What must agree between a committed notebook and a regenerated one."""
-    return [(cell.cell_type, cell.source, tuple(sorted(tags(cell))),
-             cell.metadata.get("slideshow", {}).get("slide_type"), cell.get("id"),
-             tuple(sorted(cell.metadata.get("jupyter", {}))))
-            for cell in nb.cells]
+    return [
+        (
+            cell.cell_type,
+            cell.source,
+            tuple(sorted(tags(cell))),
+            cell.metadata.get("slideshow", {}).get("slide_type"),
+            cell.get("id"),
+            tuple(sorted(cell.metadata.get("jupyter", {}))),
+        )
+        for cell in nb.cells
+    ]
 
 
 def read(path: Path):

@@ -1,4 +1,4 @@
-"""Start JupyterLab and Chromium for the browser tests and the benchmark.
+"""Drive JupyterLab in a real Chromium: for the browser tests and the benchmark.
 
 JupyterLab serves a scratch copy of the course (so that running or autosaving a
 notebook never touches the committed files) on a free loopback port with a random
@@ -19,17 +19,24 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser",
-                       "/usr/bin/google-chrome")
+from .config import ROOT
+
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-background-networking", "--disable-component-update",
-    "--disable-sync", "--no-first-run", "--disable-quic",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
 ]
-HOW_TO_ENABLE = ("Chromium not found: install it (Debian/Ubuntu: `sudo apt-get install "
-                 "chromium`; `./course.sh test` does this where it can) or set "
-                 "COURSE_CHROMIUM=/path/to/chromium to run the browser tests.")
+HOW_TO_ENABLE = (
+    "Chromium not found: install it (Debian/Ubuntu: `sudo apt-get install "
+    "chromium`; `./course.sh test` does this where it can) or set "
+    "COURSE_CHROMIUM=/path/to/chromium to run the browser tests."
+)
 
 
 def find_chromium() -> str | None:
@@ -53,7 +60,9 @@ LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
     # No pop-up asking to fetch news over a network this machine may not have.
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false", "checkForUpdates": False},
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
 }
 
 
@@ -85,29 +94,36 @@ def jupyterlab(root_dir: Path, log_path: Path):
     environment = dict(os.environ, JUPYTER_TOKEN=token)
     environment.pop("AUTODIFF_COURSE_STRICT", None)
     command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root_dir}",
-        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={workspaces}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.workspaces_dir={workspaces}",
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # CI machines run as root
     with open(log_path, "w") as log:
-        server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                  env=environment, cwd=root_dir)
+        server = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=root_dir
+        )
         base_url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + 90
             while True:
                 try:
-                    with urllib.request.urlopen(f"{base_url}/api/status?token={token}",
-                                                timeout=2):
+                    with urllib.request.urlopen(f"{base_url}/api/status?token={token}", timeout=2):
                         break
                 except OSError:
                     if server.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"JupyterLab did not start; see {log_path}")
+                        raise RuntimeError(f"JupyterLab did not start; see {log_path}") from None
                     time.sleep(0.3)
             yield base_url, token
         finally:
@@ -123,8 +139,9 @@ def chromium_browser(executable: str):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True,
-                                             args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_ARGS
+        )
         try:
             yield browser
         finally:
@@ -187,8 +204,7 @@ def run_all_cells(page, timeout: float = 180) -> None:
             click_menu(page, "Run", "Run All Cells")
         counts = execution_counts(page)
         started = any(counts)
-        if counts and all(count.isdigit() for count in counts) \
-                and kernel_status(page) == "idle":
+        if counts and all(count.isdigit() for count in counts) and kernel_status(page) == "idle":
             return
         if not started:
             page.wait_for_timeout(1_000)
@@ -196,8 +212,10 @@ def run_all_cells(page, timeout: float = 180) -> None:
         page.wait_for_timeout(300)
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
     page.screenshot(path=str(ROOT / "test-artifacts" / "run-all-timeout.png"))
-    raise TimeoutError(f"Run All Cells did not finish: prompts {execution_counts(page)}; "
-                       f"screenshot in test-artifacts/run-all-timeout.png")
+    raise TimeoutError(
+        f"Run All Cells did not finish: prompts {execution_counts(page)}; "
+        f"screenshot in test-artifacts/run-all-timeout.png"
+    )
 
 
 def activate_notebook(page) -> None:
@@ -244,10 +262,12 @@ def open_slides(page, base_url: str, token: str, path: str) -> None:
     """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), first slide shown."""
     page.goto(f"{base_url}/rise/{path}?token={token}")
     page.wait_for_selector(".reveal .slides section", state="attached", timeout=90_000)
-    page.wait_for_function("() => document.querySelector('.reveal .slides h1') !== null",
-                           timeout=60_000)
-    page.wait_for_function("() => document.querySelector('.reveal .slides > section.present')"
-                           " !== null", timeout=30_000)
+    page.wait_for_function(
+        "() => document.querySelector('.reveal .slides h1') !== null", timeout=60_000
+    )
+    page.wait_for_function(
+        "() => document.querySelector('.reveal .slides > section.present') !== null", timeout=30_000
+    )
     # Slides jump to their place instead of sliding there, so that a test sees each
     # slide where it comes to rest (headless Chromium runs transitions unevenly).
     page.add_style_tag(content=".reveal .slides section { transition: none !important; }")
@@ -255,17 +275,20 @@ def open_slides(page, base_url: str, token: str, path: str) -> None:
 
 def present_slide(page) -> tuple[int, int]:
     """(horizontal, vertical) index of the slide on screen."""
-    return tuple(page.evaluate("""() => {
+    return tuple(
+        page.evaluate("""() => {
         const outer = [...document.querySelectorAll('.reveal .slides > section')];
         const h = outer.findIndex(section => section.classList.contains('present'));
         const inner = h < 0 ? [] : [...outer[h].querySelectorAll(':scope > section')];
         return [h, Math.max(0, inner.findIndex(s => s.classList.contains('present')))];
-    }"""))
+    }""")
+    )
 
 
 def wait_for_slide_to_settle(page) -> None:
     """Wait until the slide on screen has finished moving in (reveal.js transitions)."""
-    page.wait_for_function("""() => new Promise(resolve => {
+    page.wait_for_function(
+        """() => new Promise(resolve => {
         const slide = () => {
             const outer = document.querySelector('.reveal .slides > section.present');
             return outer && (outer.querySelector(':scope > section.present') || outer);
@@ -273,7 +296,9 @@ def wait_for_slide_to_settle(page) -> None:
         const where = () => { const s = slide(); return s ? s.getBoundingClientRect().top : null; };
         const first = where();
         setTimeout(() => resolve(first !== null && where() === first), 150);
-    })""", timeout=10_000)
+    })""",
+        timeout=10_000,
+    )
 
 
 def slide_overflow(page) -> dict | None:

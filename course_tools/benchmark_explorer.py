@@ -1,9 +1,9 @@
-"""Time the log1pexp explorer (lesson 03): kernel-side work per change, PNG encoders,
-and the pieces that measure key-press-to-paint latency in a browser.
+"""Time the log1pexp explorer (lesson 03): key-press-to-paint latency in a browser,
+kernel-side work per change, and the PNG encoders.
 
-    python tools/benchmark_explorer.py                 # 60 changes of each kind
-    python tools/benchmark_explorer.py --changes 100
-    python tools/benchmark_explorer.py --cold          # forget cached curves first
+    python -m course_tools.benchmark_explorer                 # 60 changes of each kind
+    python -m course_tools.benchmark_explorer --changes 100
+    python -m course_tools.benchmark_explorer --cold          # forget cached curves first
 
 Drives the widget from Python, as a browser would through the widget's comm:
 each change sets one control's ``value`` and waits for the observer to finish
@@ -15,8 +15,8 @@ encoders on the explorer's own picture: ``autodiff_course.plotting.encode_png``,
 which the course keeps, and Pillow at zlib level 1, which matplotlib's
 ``savefig`` uses.
 
-Sending the picture to the browser and painting it are not included:
-``tools/benchmark.py`` (``./course.sh bench``) measures those end to end in
+Sending the picture to the browser and painting it are not included there:
+:func:`explorer_latency` (run by ``./course.sh bench``) measures those end to end in
 Chromium with :func:`measure_latency` and the two cells below, against the floor
 of an ``Image`` widget that swaps two ready-made PNGs. Timings are noisy on a
 shared machine; run it on an idle one.
@@ -27,10 +27,25 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
+from pathlib import Path
+
+import nbformat
+
+from .benchmark_memory import jupyter_server_pid
+from .benchmark_memory import peak_resident_mb
+from .browser import chromium_browser
+from .browser import find_chromium
+from .browser import jupyterlab
+from .browser import open_notebook
+from .browser import run_all_cells
+from .browser import scratch_copy
+
+SETUP_CELL = "from autodiff_course import setup_notebook\nsetup_notebook()"
 
 # Notebook cells for the browser measurement: the floor, then the explorer.
-FLOOR_CELL = '''\
+FLOOR_CELL = """\
 import io
 import ipywidgets as widgets
 import matplotlib
@@ -52,17 +67,21 @@ floor_slider.observe(lambda change: setattr(floor_image, "value", _pictures[chan
                      names="value")
 floor = widgets.VBox([floor_slider, floor_image])
 floor.add_class("benchmark-floor")
-floor'''
+floor"""
 
-EXPLORER_CELL = '''\
+EXPLORER_CELL = """\
 from autodiff_course.widgets.log1pexp import Log1pexpExplorer
 explorer = Log1pexpExplorer()
-explorer'''
+explorer"""
 
 # (container, control that takes the key presses, element whose picture changes, keys)
 FLOOR = (".benchmark-floor", ".noUi-handle", "img", ("ArrowRight", "ArrowLeft"))
-EXPLORER = (".log1pexp-explorer", ".log1pexp-x-from input", ".log1pexp-plot",
-            ("ArrowUp", "ArrowDown"))
+EXPLORER = (
+    ".log1pexp-explorer",
+    ".log1pexp-x-from input",
+    ".log1pexp-plot",
+    ("ArrowUp", "ArrowDown"),
+)
 
 # Runs in the page before a real key press; resolves with the time from that key
 # press (the event's own timestamp) to the second frame after the new picture is
@@ -108,6 +127,48 @@ def measure_latency(page, target: tuple, changes: int) -> list[float]:
     return samples
 
 
+def explorer_latency(changes: int) -> dict:
+    chromium = find_chromium()
+    if chromium is None:
+        return {"error": "Chromium not found"}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        root = scratch_copy(scratch / "course")
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [
+            nbformat.v4.new_code_cell(SETUP_CELL),
+            nbformat.v4.new_code_cell(FLOOR_CELL),
+            nbformat.v4.new_code_cell(EXPLORER_CELL),
+        ]
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nbformat.write(nb, root / "benchmark.ipynb")
+        with (
+            jupyterlab(root, scratch / "lab.log") as (base_url, token),
+            chromium_browser(chromium) as browser,
+        ):
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            open_notebook(page, base_url, token, "benchmark.ipynb")
+            run_all_cells(page)
+            page.wait_for_selector(".benchmark-floor img")
+            page.wait_for_selector(".log1pexp-explorer img")
+            page.wait_for_timeout(1500)
+            measure_latency(page, FLOOR, 5)  # warm up both
+            measure_latency(page, EXPLORER, 5)
+            floor = measure_latency(page, FLOOR, changes)
+            explorer = measure_latency(page, EXPLORER, changes)
+            # A learner's session goes on: open the heaviest lesson and run it, then
+            # read the server's peak, reached while serving notebooks and widgets.
+            open_notebook(page, base_url, token, "solutions/03-custom-gradients.ipynb")
+            run_all_cells(page)
+            server = jupyter_server_pid()
+            server_mb = peak_resident_mb(server) if server else None
+    return {"floor": floor, "explorer": explorer, "server_peak_mb": server_mb}
+
+
 def percentile(values, fraction: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
@@ -118,39 +179,50 @@ def change_plan(explorer, changes: int) -> dict:
     """Kind of change -> (reset, list of functions each making one change)."""
     import numpy as np
 
-    from autodiff_course.widgets.log1pexp import (
-        DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, DTYPES, METHODS, QUANTITIES,
-        X_BOUNDS)
+    from autodiff_course.widgets import log1pexp as settings
 
     rng = np.random.default_rng(0)
 
     def set_value(control, value):
         return lambda: setattr(control, "value", value)
 
-    low, high = DEFAULT_X_RANGE["float32"]
-    bound_low, bound_high = X_BOUNDS["float32"]
-    default = dict(dtype="float32", x_range=(low, high), methods=METHODS,
-                   quantity=DEFAULT_QUANTITY, readout_x=DEFAULT_READOUT_X["float32"])
+    def toggle(box):
+        return lambda: setattr(box, "value", not box.value)
+
+    low, high = settings.DEFAULT_X_RANGE["float32"]
+    bound_low, bound_high = settings.X_BOUNDS["float32"]
+    default = dict(
+        dtype="float32",
+        x_range=(low, high),
+        methods=settings.METHODS,
+        quantity=settings.DEFAULT_QUANTITY,
+        readout_x=settings.DEFAULT_READOUT_X["float32"],
+    )
 
     def reset():
         explorer.set_state(**default)
 
     # Arrow-key steps of the range's low end (each one a new range: never cached).
-    steps = [set_value(explorer.x_from_input, round(low + 0.1 * (i + 1), 1))
-             for i in range(changes)]
+    steps = [
+        set_value(explorer.x_from_input, round(low + 0.1 * (i + 1), 1)) for i in range(changes)
+    ]
     jumps = []
     for _ in range(changes):
         a, b = sorted(rng.uniform(bound_low, bound_high, size=2))
         jumps.append(lambda a=a, b=b: explorer.set_state(x_range=(round(a, 1), round(b, 1))))
-    readout = [set_value(explorer.readout_x_input, round(80.0 + 0.1 * (i + 1), 1))
-               for i in range(changes)]
-    quantities = [set_value(explorer.quantity_choice, QUANTITIES[(i + 2) % len(QUANTITIES)])
-                  for i in range(changes)]
+    readout = [
+        set_value(explorer.readout_x_input, round(80.0 + 0.1 * (i + 1), 1)) for i in range(changes)
+    ]
+    quantities = [
+        set_value(explorer.quantity_choice, settings.QUANTITIES[(i + 2) % len(settings.QUANTITIES)])
+        for i in range(changes)
+    ]
     boxes = list(explorer.method_checkboxes.values())
-    toggles = [lambda box=boxes[i % len(boxes)]: setattr(box, "value", not box.value)
-               for i in range(changes)]
-    dtypes = [set_value(explorer.dtype_choice, DTYPES[(i + 1) % len(DTYPES)])
-              for i in range(changes)]
+    toggles = [toggle(boxes[i % len(boxes)]) for i in range(changes)]
+    dtypes = [
+        set_value(explorer.dtype_choice, settings.DTYPES[(i + 1) % len(settings.DTYPES)])
+        for i in range(changes)
+    ]
     return {
         "x range (arrow-key steps)": (reset, steps),
         "x range (jumps)": (reset, jumps),
@@ -168,13 +240,14 @@ def png_encoders(repeats: int = 30) -> dict:
     from PIL import Image
 
     from autodiff_course.plotting import encode_png
-    from autodiff_course.widgets.log1pexp import ExplorerFigure, render_png
+    from autodiff_course.widgets.log1pexp import ExplorerFigure
+    from autodiff_course.widgets.log1pexp import render_png
 
     figure = ExplorerFigure()
     render_png(figure=figure)
     rgba = figure.rgba().copy()
 
-    def pillow(pixels) -> bytes:   # what matplotlib's savefig(format="png") runs
+    def pillow(pixels) -> bytes:  # what matplotlib's savefig(format="png") runs
         buffer = io.BytesIO()
         Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
@@ -194,7 +267,8 @@ def run(changes: int, cold: bool) -> dict:
     from autodiff_course.notebook_setup import silence_tensorflow_logs
 
     silence_tensorflow_logs()  # as a notebook's setup cell would, before TensorFlow loads
-    from autodiff_course.widgets.log1pexp import Log1pexpExplorer, data
+    from autodiff_course.widgets.log1pexp import Log1pexpExplorer
+    from autodiff_course.widgets.log1pexp import data
 
     started = time.perf_counter()
     import tensorflow  # noqa: F401  (a notebook has imported it in its setup cell)
@@ -224,41 +298,60 @@ def run(changes: int, cold: bool) -> dict:
         begin = time.perf_counter()
         data.grid_curves("float32", -20.0 + 0.1 * i, 100.0, 400)
         tf_ms.append((time.perf_counter() - begin) * 1e3)
-    return {"import_ms": import_ms, "first_render_ms": first, "kinds": results,
-            "tensorflow": tf_ms, "renders": explorer.render_count,
-            "png_encoders": png_encoders()}
+    return {
+        "import_ms": import_ms,
+        "first_render_ms": first,
+        "kinds": results,
+        "tensorflow": tf_ms,
+        "renders": explorer.render_count,
+        "png_encoders": png_encoders(),
+    }
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--changes", type=int, default=60,
-                        help="changes of each kind (default 60, at least 50 recommended)")
-    parser.add_argument("--cold", action="store_true",
-                        help="clear the cached curves before every change")
+    parser.add_argument(
+        "--changes",
+        type=int,
+        default=60,
+        help="changes of each kind (default 60, at least 50 recommended)",
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="clear the cached curves before every change"
+    )
     args = parser.parse_args(argv)
     result = run(max(1, args.changes), args.cold)
 
-    print(f"log1pexp explorer, kernel side, {args.changes} changes of each kind"
-          f"{' (caches cleared before each change)' if args.cold else ''}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"import TensorFlow: {result['import_ms']:.0f} ms (once per kernel); "
-          f"Log1pexpExplorer() with its first render: {result['first_render_ms']:.0f} ms")
-    print(f"{'change':28s} {'median':>8s} {'p95':>8s}   {'compute':>17s}   "
-          f"{'render':>17s}")
+    print(
+        f"log1pexp explorer, kernel side, {args.changes} changes of each kind"
+        f"{' (caches cleared before each change)' if args.cold else ''}; "
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
+    print(
+        f"import TensorFlow: {result['import_ms']:.0f} ms (once per kernel); "
+        f"Log1pexpExplorer() with its first render: {result['first_render_ms']:.0f} ms"
+    )
+    print(f"{'change':28s} {'median':>8s} {'p95':>8s}   {'compute':>17s}   {'render':>17s}")
     print(f"{'':28s} {'ms':>8s} {'ms':>8s}   {'median / p95 ms':>17s}   {'median / p95 ms':>17s}")
     everything = []
     for kind, times in result["kinds"].items():
         total, compute, render = times["total"], times["compute"], times["render"]
         everything += total
-        print(f"{kind:28s} {statistics.median(total):8.1f} {percentile(total, 0.95):8.1f}   "
-              f"{statistics.median(compute):7.1f} / {percentile(compute, 0.95):7.1f}   "
-              f"{statistics.median(render):7.1f} / {percentile(render, 0.95):7.1f}")
-    print(f"{'all changes':28s} {statistics.median(everything):8.1f} "
-          f"{percentile(everything, 0.95):8.1f}")
+        print(
+            f"{kind:28s} {statistics.median(total):8.1f} {percentile(total, 0.95):8.1f}   "
+            f"{statistics.median(compute):7.1f} / {percentile(compute, 0.95):7.1f}   "
+            f"{statistics.median(render):7.1f} / {percentile(render, 0.95):7.1f}"
+        )
+    print(
+        f"{'all changes':28s} {statistics.median(everything):8.1f} "
+        f"{percentile(everything, 0.95):8.1f}"
+    )
     tensorflow = result["tensorflow"]
-    print(f"TensorFlow alone (3 methods x value, gradient, 2nd derivative, 400 points, "
-          f"float32, uncached): median {statistics.median(tensorflow):.1f} ms, "
-          f"p95 {percentile(tensorflow, 0.95):.1f} ms")
+    print(
+        f"TensorFlow alone (3 methods x value, gradient, 2nd derivative, 400 points, "
+        f"float32, uncached): median {statistics.median(tensorflow):.1f} ms, "
+        f"p95 {percentile(tensorflow, 0.95):.1f} ms"
+    )
     print("PNG encoders on the explorer's 640 x 420 picture (median of 30):")
     for name, figures in result["png_encoders"].items():
         print(f"  {name:24s} {figures['ms']:6.1f} ms  {figures['bytes']:7d} bytes")

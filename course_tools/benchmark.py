@@ -1,0 +1,305 @@
+"""Measure what a learner feels, and print one table.
+
+    ./course.sh bench            (or: python -m course_tools.benchmark [--changes 40] [--save])
+
+1. **Explorer latency** in real Chromium: from a key press on a control of the
+   log1pexp explorer to the new plot being painted (median and p95 over many
+   changes), next to the *floor* measured in the same page: a slider that swaps
+   two ready-made PNGs in an ``Image`` widget with no computation at all
+   (:mod:`course_tools.benchmark_explorer`). Targets: median <= 1.5 x the floor,
+   p95 <= 150 ms. The kernel-side share of it (compute and render) is reported too.
+2. **Peak memory** (:mod:`course_tools.benchmark_memory`): each notebook's kernel runs
+   top to bottom, then every control of the widgets it displayed is driven through
+   ipywidgets' Python API; the figure is the kernel's own high-water mark of resident
+   memory. The Jupyter server's is read at the end of the browser session of 1. From
+   both come the memory guarantee and limit per learner on a hub, which the instructor
+   guide quotes. Target: <= 800 MB per kernel, so a 2 GB Binder session holds two lessons.
+3. **Validation time**: nbval over every notebook, against the floor of starting
+   one kernel and importing TensorFlow per notebook. Target: <= 1.5 x the floor.
+4. **Exercise checks** (:mod:`course_tools.benchmark_checks`): each check's median
+   time to judge its reference answer. Target: <= 300 ms.
+5. **Progress**: ``progress`` over one learner's lessons (``lessons/``) against running
+   those notebooks once, one after the other (:func:`course_tools.progress.benchmark`).
+   Target: <= 1.5 x.
+
+Timing is noisy on shared machines: medians are quoted, and nothing here is a
+pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+
+import nbformat
+
+from . import progress
+from .benchmark_checks import REPEAT
+from .benchmark_checks import TARGET_MS
+from .benchmark_checks import check_times
+from .benchmark_explorer import SETUP_CELL
+from .benchmark_explorer import explorer_latency
+from .benchmark_explorer import percentile
+from .benchmark_explorer import run as kernel_side_updates
+from .benchmark_memory import hub_memory
+from .benchmark_memory import kernel_peak_memory
+from .config import README
+from .config import ROOT
+from .config import load_course
+from .derived import between_markers
+
+RESULTS = ROOT / "benchmark" / "latest.json"
+COMMAND = "python -m course_tools.benchmark --save"
+README_START = f"<!-- benchmark:start (written by {COMMAND}) -->"
+README_END = "<!-- benchmark:end -->"
+LATENCY_RATIO_TARGET = 1.5
+PROGRESS_RATIO_TARGET = 1.5
+
+
+def import_floor_seconds(notebooks: int) -> float:
+    """Start a kernel, import TensorFlow through the setup cell, stop: per notebook."""
+    from nbclient import NotebookClient
+
+    started = time.perf_counter()
+    for _ in range(notebooks):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(SETUP_CELL + "\nimport tensorflow")]
+        NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    return time.perf_counter() - started
+
+
+def validation_seconds() -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "lessons", "solutions"],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+    )
+    return time.perf_counter() - started
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def latency_rows(latency: dict) -> list[tuple]:
+    if "error" in latency:
+        return [("explorer latency", latency["error"], "", "")]
+    rows = []
+    floor = statistics.median(latency["floor"])
+    for name in ("floor", "explorer"):
+        samples = latency[name]
+        target = f"<= {LATENCY_RATIO_TARGET * floor:.0f} ms" if name == "explorer" else ""
+        rows.append(
+            (
+                f"{name}: key press to painted plot, median",
+                f"{statistics.median(samples):.0f} ms",
+                target,
+                f"n={len(samples)}",
+            )
+        )
+        rows.append(
+            (
+                f"{name}: key press to painted plot, p95",
+                f"{percentile(samples, 0.95):.0f} ms",
+                "<= 150 ms" if name == "explorer" else "",
+                "",
+            )
+        )
+    ratio = statistics.median(latency["explorer"]) / floor
+    rows.append(("explorer / floor, medians", f"{ratio:.2f}x", f"<= {LATENCY_RATIO_TARGET}x", ""))
+    return rows
+
+
+def kernel_side_rows(changes: int) -> list[tuple]:
+    kernel = kernel_side_updates(changes=changes, cold=False)
+    updates = [ms for times in kernel["kinds"].values() for ms in times["total"]]
+    rows = [
+        (
+            "explorer: kernel-side work per change, median",
+            f"{statistics.median(updates):.1f} ms",
+            "~30 ms",
+            f"n={len(updates)}",
+        ),
+        (
+            "explorer: kernel-side work per change, p95",
+            f"{percentile(updates, 0.95):.1f} ms",
+            "",
+            "",
+        ),
+    ]
+    for name, figures in kernel["png_encoders"].items():
+        rows.append(
+            (
+                f"PNG of the explorer's plot, {name}",
+                f"{figures['ms']:.1f} ms",
+                "",
+                f"{figures['bytes']} bytes",
+            )
+        )
+    return rows
+
+
+def memory_rows(course, latency: dict) -> tuple[list[tuple], dict, dict | None]:
+    rows, peaks = [], {}
+    for lesson in course.lessons:
+        for folder in ("lessons", "solutions"):
+            peak, seconds, driven = kernel_peak_memory(ROOT / folder / lesson.filename)
+            peaks[f"{folder}/{lesson.slug}"] = peak
+            rows.append(
+                (
+                    f"kernel peak memory (VmHWM), {folder}/{lesson.slug}",
+                    f"{peak:.0f} MB",
+                    "<= 800 MB",
+                    f"ran in {seconds:.1f} s; {driven}",
+                )
+            )
+    server_mb = latency.get("server_peak_mb")
+    if server_mb is None:
+        note = latency.get("error", "server not found")
+        rows.append(("Jupyter server peak memory (VmHWM)", "not measured", "", note))
+        return rows, peaks, None
+    rows.append(
+        (
+            "Jupyter server peak memory (VmHWM)",
+            f"{server_mb:.0f} MB",
+            "",
+            "end of the browser session",
+        )
+    )
+    hub = hub_memory(server_mb, max(peaks.values()))
+    rows.append(
+        (
+            "hub memory guarantee per learner (server + 1 kernel at peak)",
+            hub["guarantee"],
+            "",
+            f"{server_mb + hub['kernel_mb']:.0f} MB measured",
+        )
+    )
+    rows.append(
+        (
+            "hub memory limit per learner (server + 2 kernels at peak)",
+            hub["limit"],
+            "",
+            f"{server_mb + 2 * hub['kernel_mb']:.0f} MB measured",
+        )
+    )
+    return rows, peaks, hub
+
+
+def validation_rows(course) -> list[tuple]:
+    notebooks = 2 * len(course.lessons)
+    floor = import_floor_seconds(notebooks)
+    validation = validation_seconds()
+    return [
+        (f"floor: {notebooks} x (start kernel + import TensorFlow)", f"{floor:.1f} s", "", ""),
+        ("nbval over lessons/ and solutions/", f"{validation:.1f} s", "", ""),
+        ("validation / floor", f"{validation / floor:.2f}x", "<= 1.5x", ""),
+    ]
+
+
+def check_rows(checks: list[dict]) -> list[tuple]:
+    return [
+        (
+            f"check {check['exercise']} ({check['title']}), median of {REPEAT}",
+            f"{check['median_ms']:.0f} ms",
+            f"<= {TARGET_MS:.0f} ms",
+            "" if check["status"] == "correct" else f"verdict: {check['status']}",
+        )
+        for check in checks
+    ]
+
+
+def progress_rows(figures: dict, notebooks: int) -> list[tuple]:
+    rows = [
+        (
+            f"run lessons/ once ({notebooks} notebooks, one after the other)",
+            f"{figures['plain']:.1f} s",
+            "",
+            "",
+        )
+    ]
+    for key in sorted(k for k in figures if k.startswith("progress_jobs_")):
+        jobs = key.rsplit("_", 1)[1]
+        rows.append((f"progress --jobs {jobs} over lessons/", f"{figures[key]:.1f} s", "", ""))
+        rows.append(
+            (
+                f"progress --jobs {jobs} / running once",
+                f"{figures[f'ratio_jobs_{jobs}']:.2f}x",
+                f"<= {PROGRESS_RATIO_TARGET}x",
+                "",
+            )
+        )
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="Print the course's performance figures.")
+    parser.add_argument(
+        "--changes", type=int, default=40, help="control changes per latency series (at least 30)"
+    )
+    parser.add_argument(
+        "--save", action="store_true", help="write benchmark/latest.json and the README's figures"
+    )
+    args = parser.parse_args(argv)
+    course = load_course()
+    changes = max(30, args.changes)
+
+    latency = explorer_latency(changes)
+    rows = latency_rows(latency) + kernel_side_rows(changes)
+    memory, peaks, hub = memory_rows(course, latency)
+    rows += memory + validation_rows(course)
+    checks = check_times()
+    rows += check_rows(checks)
+    figures = progress.benchmark()
+    rows += progress_rows(figures, len(course.lessons))
+
+    width = max(len(row[0]) for row in rows)
+    today = date.today().isoformat()
+    print(f"Benchmark, {today}, {machine()}")
+    print(f"{'measure'.ljust(width)}  {'value':>10}  {'target':>10}  note")
+    for name, value, target, note in rows:
+        print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
+    if args.save:
+        results = {
+            "date": today,
+            "machine": machine(),
+            "rows": rows,
+            "latency_ms": latency,
+            "peak_memory_mb": peaks,
+            "hub_memory": hub,
+            "check_ms": checks,
+            "progress_s": figures,
+        }
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        update_readme(results)
+        print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
+    return 0
+
+
+def update_readme(results: dict) -> None:
+    lines = [
+        f"Measured on {results['date']}, {results['machine']}:",
+        "",
+        "| measure | value | target |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {name} | {value} | {target} |" for name, value, target, _ in results["rows"]]
+    text = between_markers(
+        README.read_text(encoding="utf-8"), README_START, README_END, "\n".join(lines)
+    )
+    if text is not None:
+        README.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

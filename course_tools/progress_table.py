@@ -1,0 +1,172 @@
+"""What ``progress`` prints and writes: the table of verdicts, the totals per
+exercise, what needs a look, and the CSV file."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .grading import CORRECT
+from .grading import ERROR
+from .grading import MISSING
+from .grading import NO_VERDICT
+from .grading import NOT_ATTEMPTED
+from .grading import TIMEOUT
+from .grading import WRONG
+from .grading import Graded
+from .grading import shown
+from .lessons import CourseExercises
+
+SYMBOLS = {
+    CORRECT: "+",
+    WRONG: "x",
+    NOT_ATTEMPTED: ".",
+    ERROR: "E",
+    TIMEOUT: "T",
+    NO_VERDICT: "?",
+    MISSING: "-",
+}
+LEGEND = {
+    CORRECT: "correct",
+    WRONG: "not yet",
+    NOT_ATTEMPTED: "not attempted",
+    ERROR: "error: a cell raised before the check ran",
+    TIMEOUT: "stopped at the time limit before the check ran",
+    NO_VERDICT: "the check was not called",
+    MISSING: "no notebook, or no such exercise in it",
+}
+CSV_COLUMNS = ["learner", "notebook", "exercise", "verdict", "mistake", "detail"]
+
+
+# --------------------------------------------------------------------------- output
+
+
+def exercise_key(number: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in number.split("."))
+
+
+def table_cells(learners_in_order: list[str], graded: list[Graded], course: CourseExercises):
+    """(lessons shown, learners shown, {(learner, exercise number): (Graded, Verdict) or
+    (None, None)})."""
+    by_learner_lesson = {(g.submission.learner, g.submission.lesson.slug): g for g in graded}
+    lessons = [
+        lesson
+        for lesson in course.lessons
+        if any(g.submission.lesson.slug == lesson.slug for g in graded)
+    ]
+    learners = [
+        learner
+        for learner in learners_in_order
+        if any(g.submission.learner == learner for g in graded)
+    ]
+    cells = {}
+    for learner in learners:
+        for lesson in lessons:
+            g = by_learner_lesson.get((learner, lesson.slug))
+            for index, exercise in enumerate(course.exercises(lesson)):
+                cells[learner, exercise.number] = (g, g.verdicts[index] if g else None)
+    return lessons, learners, cells
+
+
+def render_table(lessons, learners, cells, course: CourseExercises) -> str:
+    name_width = max([len("learner")] + [len(learner) for learner in learners])
+    groups = []
+    for lesson in lessons:
+        count = len(course.exercises(lesson))
+        groups.append((lesson, max(count, 2)))
+    head1 = (
+        "learner".ljust(name_width)
+        + "  "
+        + "  ".join(f"{lesson.number:02d}".ljust(width) for lesson, width in groups)
+    )
+    head2 = (
+        " " * name_width
+        + "  "
+        + "  ".join(
+            "".join(e.number.split(".")[-1][-1] for e in course.exercises(lesson)).ljust(width)
+            for lesson, width in groups
+        )
+    )
+    rows = [head1.rstrip(), head2.rstrip()]
+    for learner in learners:
+        parts = []
+        for lesson, width in groups:
+            marks = ""
+            for exercise in course.exercises(lesson):
+                _, verdict = cells[learner, exercise.number]
+                marks += SYMBOLS[verdict.verdict if verdict else MISSING]
+            parts.append(marks.ljust(width))
+        rows.append((learner.ljust(name_width) + "  " + "  ".join(parts)).rstrip())
+    legend = [""]
+    for item in (f"{SYMBOLS[key]} {LEGEND[key]}" for key in SYMBOLS):
+        if legend[-1] and len(legend[-1]) + 3 + len(item) > 88:
+            legend.append("")
+        legend[-1] += ("   " if legend[-1] else "") + item
+    return "\n".join(rows) + "\n\n" + "\n".join(legend)
+
+
+def render_totals(lessons, learners, cells, course: CourseExercises) -> str:
+    lines = [
+        f"Passed, per exercise (of {len(learners)} learner{'s' if len(learners) != 1 else ''}):"
+    ]
+    width = len(str(len(learners)))
+    for lesson in lessons:
+        for exercise in course.exercises(lesson):
+            passed = sum(
+                1
+                for learner in learners
+                if (v := cells[learner, exercise.number][1]) and v.verdict == CORRECT
+            )
+            lines.append(
+                f"  {exercise.number:>5}  {passed:>{width}}/{len(learners)}  {exercise.title}"
+            )
+    return "\n".join(lines)
+
+
+def render_attention(graded: list[Graded]) -> str:
+    """Errors, timeouts and missing checks, grouped per notebook and cause."""
+    lines = []
+    for g in graded:
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for v in g.verdicts:
+            if v.verdict in (ERROR, TIMEOUT, NO_VERDICT):
+                grouped.setdefault((v.verdict, v.detail), []).append(v.exercise.number)
+        for (verdict, detail), numbers in grouped.items():
+            which = ("exercise " if len(numbers) == 1 else "exercises ") + ", ".join(numbers)
+            lines.append(
+                f"  {g.submission.learner} · {shown(g.submission.path)} · {which}: "
+                f"{verdict}: {detail}"
+            )
+    return "\n".join(["Needs a look:"] + lines) if lines else ""
+
+
+def write_csv(path: Path, learners, lessons, cells, course: CourseExercises) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(CSV_COLUMNS)
+        for learner in learners:
+            for lesson in lessons:
+                for exercise in course.exercises(lesson):
+                    g, verdict = cells[learner, exercise.number]
+                    if verdict is None:
+                        writer.writerow(
+                            [
+                                learner,
+                                "",
+                                exercise.number,
+                                MISSING,
+                                "",
+                                f"no notebook for lesson {lesson.number:02d}",
+                            ]
+                        )
+                    else:
+                        writer.writerow(
+                            [
+                                learner,
+                                shown(g.submission.path),
+                                exercise.number,
+                                verdict.verdict,
+                                verdict.mistake,
+                                verdict.detail,
+                            ]
+                        )
