@@ -10,7 +10,11 @@ offers helpers, as fixtures so that no test module imports another:
 * ``custom_gradient(forward, backward)`` builds a ``@tf.custom_gradient`` answer from
   ``forward(x)`` and ``backward(upstream, x)``, so a table row can hold a rule as two
   short functions;
-* ``stub`` is a learner's untouched stub: it raises ``NotImplementedError``.
+* ``stub`` is a learner's untouched stub: it raises ``NotImplementedError``;
+* ``display_bundle(shown)`` returns a course widget's display bundle, checked for the
+  three views every widget offers (live widget, still picture, plain text);
+* ``tracked_files_copy(target)`` copies the repository as git would hand it out (the
+  files it tracks, or would track), for the Binder and Colab tests.
 
 What every check promises whatever its lesson (stubs, non-functions, raising or
 malformed answers, strict mode) is tested once for all in ``test_checker_contract.py``.
@@ -18,9 +22,14 @@ malformed answers, strict mode) is tested once for all in ``test_checker_contrac
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from autodiff_course.checking import Status
+from course_tools.config import ROOT
 
 
 def _judge(check, answer, mistake=None, *, runs=1):
@@ -66,3 +75,44 @@ def _stub(*args, **kwargs):
 @pytest.fixture
 def stub():
     return _stub
+
+
+def _display_bundle(shown) -> dict:
+    from autodiff_course.widgets.display import WIDGET_VIEW
+
+    bundle = shown._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
+    assert bundle[WIDGET_VIEW] == {
+        "version_major": 2,
+        "version_minor": 0,
+        "model_id": shown.widget.model_id,
+    }
+    return bundle
+
+
+@pytest.fixture
+def display_bundle():
+    return _display_bundle
+
+
+def _tracked_files_copy(target: Path) -> Path:
+    """The repository as Binder or ``pip install git+https://...`` sees it: the files
+    git tracks (or would track: new files not ignored by .gitignore), nothing else."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            destination = target / name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination)
+    return target
+
+
+@pytest.fixture(scope="session")
+def tracked_files_copy():
+    return _tracked_files_copy

@@ -25,7 +25,9 @@ import pytest
 import tensorflow as tf
 
 import autodiff_course.checks
-from autodiff_course.checking import ExerciseNotSolved, Status, answers
+from autodiff_course.checking import ExerciseNotSolved
+from autodiff_course.checking import Status
+from autodiff_course.checking import answers
 
 
 def all_checks():
@@ -58,8 +60,9 @@ def test_stub_is_not_attempted(check):
 
 
 @pytest.mark.parametrize("check", CHECKS)
-@pytest.mark.parametrize("bad", [None, 3.0, "my_function", np.eye(2)],
-                         ids=["None", "float", "str", "array"])
+@pytest.mark.parametrize(
+    "bad", [None, 3.0, "my_function", np.eye(2)], ids=["None", "float", "str", "array"]
+)
 def test_something_not_callable_gets_a_hint(check, bad):
     result = check.evaluate(bad)
     assert result.status is Status.WRONG
@@ -99,12 +102,14 @@ class RefusesConversion:
 def _returning(make):
     def answer(*args, **kwargs):
         return make()
+
     return answer
 
 
 def _raising(error):
     def answer(*args, **kwargs):
         raise error
+
     return answer
 
 
@@ -130,7 +135,7 @@ MALFORMED = {
     "string": _returning(lambda: "my answer"),
     "bytes": _returning(lambda: b"abc"),
     "generator": _returning(lambda: (i for i in range(3))),
-    "function": _returning(lambda: (lambda *a: None)),
+    "function": _returning(lambda: lambda *a: None),
     "object": _returning(RefusesConversion),
     "ragged": _returning(lambda: tf.ragged.constant([[1.0], [2.0, 3.0]])),
     "sparse": _returning(lambda: tf.sparse.from_dense(tf.eye(2))),
@@ -143,7 +148,8 @@ MALFORMED = {
     "variable": _returning(lambda: tf.Variable([1.0, 2.0])),
     "raises TypeError": _raising(TypeError("unsupported operand")),
     "raises InvalidArgumentError": _raising(
-        tf.errors.InvalidArgumentError(None, None, "{{function_node x}} Incompatible shapes")),
+        tf.errors.InvalidArgumentError(None, None, "{{function_node x}} Incompatible shapes")
+    ),
     "raises KeyError": _raising(KeyError("w")),
     "raises RecursionError": _raising(RecursionError("maximum recursion depth exceeded")),
     "never returns": _sleeping,

@@ -9,13 +9,30 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from autodiff_course.checking import (
-    ExerciseNotSolved, Status, Wrong, answers, as_sequence, as_values, call_answer,
-    describe_difference, evaluate, exercise, explain_difference, fresh_rng,
-    generic_mistake, matches, mistakes, observed_call, record_answer, require_by_hand,
-    require_custom_backward_ran, require_forward_mode, require_nested,
-    require_output_gradients, forbid_jacobian, why_none,
-)
+from autodiff_course.checking import ExerciseNotSolved
+from autodiff_course.checking import Status
+from autodiff_course.checking import Wrong
+from autodiff_course.checking import answers
+from autodiff_course.checking import as_sequence
+from autodiff_course.checking import as_values
+from autodiff_course.checking import call_answer
+from autodiff_course.checking import describe_difference
+from autodiff_course.checking import evaluate
+from autodiff_course.checking import exercise
+from autodiff_course.checking import explain_difference
+from autodiff_course.checking import forbid_jacobian
+from autodiff_course.checking import fresh_rng
+from autodiff_course.checking import generic_mistake
+from autodiff_course.checking import matches
+from autodiff_course.checking import mistakes
+from autodiff_course.checking import observed_call
+from autodiff_course.checking import record_answer
+from autodiff_course.checking import require_by_hand
+from autodiff_course.checking import require_custom_backward_ran
+from autodiff_course.checking import require_forward_mode
+from autodiff_course.checking import require_nested
+from autodiff_course.checking import require_output_gradients
+from autodiff_course.checking import why_none
 
 
 @exercise("9.1", "double")
@@ -31,24 +48,27 @@ def stub(x):
     raise NotImplementedError()
 
 
-@pytest.mark.parametrize("answer, status, mistake", [
-    (lambda x: 2.0 * x, Status.CORRECT, None),
-    (stub, Status.NOT_ATTEMPTED, "not_attempted"),
-    (lambda x: x, Status.WRONG, "other"),
-    (lambda x: None, Status.WRONG, "returned_none"),
-    (lambda x: (2.0 * x).numpy(), Status.WRONG, "returned_numpy"),
-    (lambda x: [2.0, 4.0], Status.WRONG, "returned_list"),
-    (lambda x: tf.constant([2.0, 4.0, 6.0]), Status.WRONG, "wrong_shape"),
-    (lambda x: tf.constant([[2.0, 4.0]]), Status.WRONG, "broadcast_shape"),
-    (lambda x: tf.constant([2.0, 4.0], tf.float64), Status.WRONG, "wrong_dtype"),
-    (lambda x: tf.complex(x, x), Status.WRONG, "complex_values"),
-    (lambda x: "two", Status.WRONG, "wrong_type"),
-    (lambda x: tf.ragged.constant([[1.0], [2.0, 3.0]]), Status.WRONG, "wrong_type"),
-    (lambda x: 1 / 0, Status.WRONG, "raised"),
-    (lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]), Status.WRONG, "raised"),
-    (None, Status.WRONG, "not_callable"),
-    (tf.constant(2.0), Status.WRONG, "not_callable"),
-])
+@pytest.mark.parametrize(
+    "answer, status, mistake",
+    [
+        (lambda x: 2.0 * x, Status.CORRECT, None),
+        (stub, Status.NOT_ATTEMPTED, "not_attempted"),
+        (lambda x: x, Status.WRONG, "other"),
+        (lambda x: None, Status.WRONG, "returned_none"),
+        (lambda x: (2.0 * x).numpy(), Status.WRONG, "returned_numpy"),
+        (lambda x: [2.0, 4.0], Status.WRONG, "returned_list"),
+        (lambda x: tf.constant([2.0, 4.0, 6.0]), Status.WRONG, "wrong_shape"),
+        (lambda x: tf.constant([[2.0, 4.0]]), Status.WRONG, "broadcast_shape"),
+        (lambda x: tf.constant([2.0, 4.0], tf.float64), Status.WRONG, "wrong_dtype"),
+        (lambda x: tf.complex(x, x), Status.WRONG, "complex_values"),
+        (lambda x: "two", Status.WRONG, "wrong_type"),
+        (lambda x: tf.ragged.constant([[1.0], [2.0, 3.0]]), Status.WRONG, "wrong_type"),
+        (lambda x: 1 / 0, Status.WRONG, "raised"),
+        (lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]), Status.WRONG, "raised"),
+        (None, Status.WRONG, "not_callable"),
+        (tf.constant(2.0), Status.WRONG, "not_callable"),
+    ],
+)
 def test_verdicts_and_mistake_codes(answer, status, mistake):
     result = double_check.evaluate(answer)
     assert result.status is status
@@ -57,8 +77,7 @@ def test_verdicts_and_mistake_codes(answer, status, mistake):
 
 
 def test_tensorflow_errors_are_shortened_to_their_gist():
-    result = double_check.evaluate(
-        lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]))
+    result = double_check.evaluate(lambda x: tf.constant([1.0, 2.0]) + tf.constant([1.0, 2.0, 3.0]))
     assert result.message.startswith("`<lambda>` raised InvalidArgumentError")
     assert "{{function_node" not in result.message
 
@@ -125,7 +144,9 @@ def test_every_verdict_is_appended_to_the_report_file(tmp_path, monkeypatch, cap
     records = [json.loads(line) for line in report.read_text().splitlines()]
     assert all(len(r["seconds"]) == 1 for r in records)
     assert [(r["exercise"], r["status"], r["mistake"]) for r in records] == [
-        ("9.1", "correct", None), ("9.1", "not yet", "other")]
+        ("9.1", "correct", None),
+        ("9.1", "not yet", "other"),
+    ]
 
 
 def test_a_bug_in_an_evaluator_becomes_a_plain_message():
@@ -161,6 +182,7 @@ def test_float32_result_for_float64_input_is_named():
 
 # -- judging -----------------------------------------------------------------
 
+
 def test_tolerances_are_relative_per_point():
     expected = np.array([1.0, 9.4e-14])
     assert matches(np.array([1.0, 9.4e-14 * (1 + 1e-6)]), expected)
@@ -177,19 +199,22 @@ def test_the_example_point_really_differs_under_the_tolerance():
     assert "expected 0.8807971, got 0.8807969" in text
 
 
-@pytest.mark.parametrize("got, batch, code", [
-    ([-1.0, -2.0, 3.0], None, "sign_flipped"),
-    ([2.0, 4.0, -6.0], None, "scale_factor"),
-    ([3.0, 6.0, -9.0], 3, "sum_not_mean"),
-    ([1 / 3, 2 / 3, -1.0], 3, "mean_not_sum"),
-    ([-3.0, 2.0, 1.0], None, "reversed_order"),
-    ([1.5, 2.5, -2.5], None, "constant_offset"),
-    ([7.0, 7.0, 7.0], None, "hard_coded"),
-    ([0.0, 0.0, 0.0], None, "zeros"),
-    ([1.0, np.nan, -3.0], None, "nan_or_inf"),
-    ([1.0001, 2.0, -3.0], None, "approximation"),
-    ([1.0, 5.0, 2.0], None, None),
-])
+@pytest.mark.parametrize(
+    "got, batch, code",
+    [
+        ([-1.0, -2.0, 3.0], None, "sign_flipped"),
+        ([2.0, 4.0, -6.0], None, "scale_factor"),
+        ([3.0, 6.0, -9.0], 3, "sum_not_mean"),
+        ([1 / 3, 2 / 3, -1.0], 3, "mean_not_sum"),
+        ([-3.0, 2.0, 1.0], None, "reversed_order"),
+        ([1.5, 2.5, -2.5], None, "constant_offset"),
+        ([7.0, 7.0, 7.0], None, "hard_coded"),
+        ([0.0, 0.0, 0.0], None, "zeros"),
+        ([1.0, np.nan, -3.0], None, "nan_or_inf"),
+        ([1.0001, 2.0, -3.0], None, "approximation"),
+        ([1.0, 5.0, 2.0], None, None),
+    ],
+)
 def test_generic_mistakes(got, batch, code):
     found = generic_mistake(np.array(got), np.array([1.0, 2.0, -3.0]), batch=batch)
     assert (found[0] if found else None) == code
@@ -212,9 +237,10 @@ def test_explain_difference_prefers_the_exercises_own_mistakes():
 def test_fresh_probes_differ_per_call_but_not_per_process():
     first, second = fresh_rng("demo.1").uniform(size=3), fresh_rng("demo.1").uniform(size=3)
     assert not np.allclose(first, second)
-    assert np.allclose(fresh_rng("demo.2").uniform(size=3),
-                       np.random.default_rng([__import__("zlib").crc32(b"demo.2"), 0])
-                       .uniform(size=3))
+    assert np.allclose(
+        fresh_rng("demo.2").uniform(size=3),
+        np.random.default_rng([__import__("zlib").crc32(b"demo.2"), 0]).uniform(size=3),
+    )
 
 
 # -- observing how an answer differentiates ----------------------------------
@@ -245,8 +271,10 @@ def by_compute_gradient(x):
     return tf.linalg.diag_part(tf.constant(theoretical[0]))
 
 
-@pytest.mark.parametrize("answer, used", [
-    (by_tape, True), (by_alias, True), (by_compute_gradient, True), (by_hand, False)])
+@pytest.mark.parametrize(
+    "answer, used",
+    [(by_tape, True), (by_alias, True), (by_compute_gradient, True), (by_hand, False)],
+)
 def test_by_hand_means_no_autodiff_at_all(answer, used):
     _, log = observed_call(answer, X)
     if used:
@@ -271,37 +299,27 @@ def test_output_gradients_are_seen():
         require_output_gradients(log)
 
 
-def nested_second_derivative(x):
-    with tf.GradientTape() as outer:
-        outer.watch(x)
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = x**3
-        dy_dx = inner.gradient(y, x)
-    return outer.gradient(dy_dx, x)
+def nested_tapes(outer_watches=True, inner_gradient_in_outer_block=True):
+    """The second derivative of x**3 with nested tapes, or one of its two classic slips."""
 
+    def second_derivative(x):
+        with tf.GradientTape() as outer:
+            if outer_watches:
+                outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = x**3
+            if inner_gradient_in_outer_block:
+                dy_dx = inner.gradient(y, x)
+        if not inner_gradient_in_outer_block:
+            dy_dx = inner.gradient(y, x)
+        return outer.gradient(dy_dx, x)
 
-def inner_gradient_after_outer_block(x):
-    with tf.GradientTape() as outer:
-        outer.watch(x)
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = x**3
-    dy_dx = inner.gradient(y, x)
-    return outer.gradient(dy_dx, x)
-
-
-def outer_does_not_watch(x):
-    with tf.GradientTape() as outer:
-        with tf.GradientTape() as inner:
-            inner.watch(x)
-            y = x**3
-        dy_dx = inner.gradient(y, x)
-    return outer.gradient(dy_dx, x)
+    return second_derivative
 
 
 def test_nested_tapes_are_recognised():
-    value, log = observed_call(nested_second_derivative, X)
+    value, log = observed_call(nested_tapes(), X)
     assert np.allclose(value.numpy(), 6.0 * X.numpy())
     require_nested(log)
     _, log = observed_call(by_tape, X)
@@ -309,10 +327,13 @@ def test_nested_tapes_are_recognised():
         require_nested(log)
 
 
-@pytest.mark.parametrize("answer, cause", [
-    (inner_gradient_after_outer_block, "gradient_outside_tape"),
-    (outer_does_not_watch, "outer_not_watching"),
-])
+@pytest.mark.parametrize(
+    "answer, cause",
+    [
+        (nested_tapes(inner_gradient_in_outer_block=False), "gradient_outside_tape"),
+        (nested_tapes(outer_watches=False), "outer_not_watching"),
+    ],
+)
 def test_a_none_from_nested_tapes_is_diagnosed_from_what_happened(answer, cause):
     value, log = observed_call(answer, X)
     assert value is None
@@ -371,6 +392,7 @@ def test_jacobian_calls_are_seen():
 def stable_softplus(x):
     def grad_fn(upstream):
         return upstream * tf.sigmoid(x)
+
     return tf.nn.softplus(x), grad_fn
 
 
@@ -379,7 +401,7 @@ def test_the_custom_rule_is_seen_to_produce_the_gradient():
     upstream = tf.constant([2.0, -3.0])
     gradient = recorded.gradient(upstream)[0]
     require_custom_backward_ran(recorded.log)
-    (upstreams, returned), = recorded.log.custom_calls[0].backward
+    ((upstreams, returned),) = recorded.log.custom_calls[0].backward
     assert np.allclose(upstreams[0].numpy(), upstream.numpy())
     assert np.allclose(returned[0].numpy(), gradient.numpy())
 
@@ -397,6 +419,7 @@ def test_an_error_in_grad_fn_is_the_learners():
     def broken(x):
         def grad_fn(upstream):
             return upstream * undefined_name  # noqa: F821 - the learner's typo
+
         return tf.nn.softplus(x), grad_fn
 
     recorded = record_answer(broken, X)
@@ -450,8 +473,9 @@ def test_tiny_values_far_apart_are_not_called_close():
 
 
 def test_indices_print_as_plain_numbers():
-    text = describe_difference(np.array([[1.0, 2.0], [3.0, 5.0]]),
-                               np.array([[1.0, 2.0], [3.0, 4.0]]))
+    text = describe_difference(
+        np.array([[1.0, 2.0], [3.0, 5.0]]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    )
     assert "at index [1, 1]" in text
 
 
@@ -462,8 +486,9 @@ def test_factors_read_as_a_person_would_say_them(factor, words):
 
 
 def test_hints_agree_with_a_plural_subject():
-    found = generic_mistake(np.array([-1.0, -2.0]), np.array([1.0, 2.0]),
-                            what="your gradients for W")
+    found = generic_mistake(
+        np.array([-1.0, -2.0]), np.array([1.0, 2.0]), what="your gradients for W"
+    )
     assert found[1].startswith("Your gradients for W have the right size")
 
 

@@ -42,57 +42,74 @@ def by_tape(f, x, method="gradient", **options):
 
 # 1.1 d/dx log(1 + e^-x) by hand ---------------------------------------------
 
-@pytest.mark.parametrize("answer", [
-    lambda x: tf.sigmoid(x) - 1.0,
-    lambda x: -tf.sigmoid(-x),
-    lambda x: -1.0 / (1.0 + tf.exp(x)),
-], ids=["sigmoid minus one", "minus sigmoid of -x", "1/(1+e^x)"])
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda x: tf.sigmoid(x) - 1.0,
+        lambda x: -tf.sigmoid(-x),
+        lambda x: -1.0 / (1.0 + tf.exp(x)),
+    ],
+    ids=["sigmoid minus one", "minus sigmoid of -x", "1/(1+e^x)"],
+)
 def test_logistic_derivative_accepts_equivalent_forms(judge, answer):
     judge(check.logistic_derivative, answer)
 
 
 def compute_gradient_diagonal(x):
-    theoretical, _ = tf.test.compute_gradient(lambda v: tf.nn.softplus(-v),
-                                              [tf.reshape(x, [-1])])
+    theoretical, _ = tf.test.compute_gradient(lambda v: tf.nn.softplus(-v), [tf.reshape(x, [-1])])
     return tf.reshape(tf.linalg.diag_part(tf.constant(theoretical[0], x.dtype)), x.shape)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # one factor of the chain rule wrong, or the function itself
-    (lambda x: tf.sigmoid(-x), "sign_flipped"),
-    (lambda x: tf.exp(-x), "forgot_outer_derivative"),
-    (lambda x: -tf.sigmoid(x), "inverted_fraction"),
-    (lambda x: tf.exp(x) / (1.0 + tf.exp(x)), "derivative_of_softplus"),
-    (lambda x: tf.nn.softplus(-x), "value_not_derivative"),
-    (lambda x: tf.nn.softplus(-x) * tf.exp(-x), "value_not_derivative"),
-    (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
-    (lambda x: -tf.exp(-x) / tf.square(1.0 + tf.exp(-x)), "quotient_rule_slip"),
-    (lambda x: -tf.exp(-x) * (1.0 + tf.exp(-x)) ** -1.5, "wrong_outer_factor"),
-    # the method: by hand, not by a tape
-    (lambda x: by_tape(lambda v: tf.nn.softplus(-v), x), "used_tape"),
-    (compute_gradient_diagonal, "used_tape"),
-    # float64 in, float64 out and precision
-    (lambda x: tf.cast(tf.sigmoid(tf.cast(x, tf.float32)) - 1.0, tf.float32),
-     "float32_not_float64"),
-    (lambda x: tf.sigmoid(x) - tf.constant(1.0), "float32_not_float64"),
-    (lambda x: tf.cast(-tf.sigmoid(-tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),
-    (lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-(x - 1e-3))) / 2e-3,
-     "approximation"),
-    (lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-x)) / 1e-3, "approximation"),
-    # the generic patterns
-    (lambda x: tf.fill(tf.shape(x), tf.constant(-0.5, x.dtype)), "hard_coded"),
-    (lambda x: tf.sigmoid(tf.abs(x)) - 1.0, "one_tail"),
-    (lambda x: -tf.sigmoid(-tf.maximum(x, 0.0)), "clipped"),
-    (lambda x: 3.0 * tf.sigmoid(x) - 1.0, "scale_and_offset"),
-    (lambda x: (tf.sigmoid(x) - 1.0) * x, "extra_factor"),
-    (lambda x: (tf.sigmoid(x) - 1.0).numpy(), "returned_numpy"),
-    (lambda x: tf.reduce_sum(tf.sigmoid(x) - 1.0), "wrong_shape"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # one factor of the chain rule wrong, or the function itself
+            (lambda x: tf.sigmoid(-x), "sign_flipped"),
+            (lambda x: tf.exp(-x), "forgot_outer_derivative"),
+            (lambda x: -tf.sigmoid(x), "inverted_fraction"),
+            (lambda x: tf.exp(x) / (1.0 + tf.exp(x)), "derivative_of_softplus"),
+            (lambda x: tf.nn.softplus(-x), "value_not_derivative"),
+            (lambda x: tf.nn.softplus(-x) * tf.exp(-x), "value_not_derivative"),
+            (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
+            (lambda x: -tf.exp(-x) / tf.square(1.0 + tf.exp(-x)), "quotient_rule_slip"),
+            (lambda x: -tf.exp(-x) * (1.0 + tf.exp(-x)) ** -1.5, "wrong_outer_factor"),
+            # the method: by hand, not by a tape
+            (lambda x: by_tape(lambda v: tf.nn.softplus(-v), x), "used_tape"),
+            (compute_gradient_diagonal, "used_tape"),
+            # float64 in, float64 out and precision
+            (
+                lambda x: tf.cast(tf.sigmoid(tf.cast(x, tf.float32)) - 1.0, tf.float32),
+                "float32_not_float64",
+            ),
+            (lambda x: tf.sigmoid(x) - tf.constant(1.0), "float32_not_float64"),
+            (
+                lambda x: tf.cast(-tf.sigmoid(-tf.cast(x, tf.float32)), x.dtype),
+                "float32_not_float64",
+            ),
+            (
+                lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-(x - 1e-3))) / 2e-3,
+                "approximation",
+            ),
+            (lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-x)) / 1e-3, "approximation"),
+            # the generic patterns
+            (lambda x: tf.fill(tf.shape(x), tf.constant(-0.5, x.dtype)), "hard_coded"),
+            (lambda x: tf.sigmoid(tf.abs(x)) - 1.0, "one_tail"),
+            (lambda x: -tf.sigmoid(-tf.maximum(x, 0.0)), "clipped"),
+            (lambda x: 3.0 * tf.sigmoid(x) - 1.0, "scale_and_offset"),
+            (lambda x: (tf.sigmoid(x) - 1.0) * x, "extra_factor"),
+            (lambda x: (tf.sigmoid(x) - 1.0).numpy(), "returned_numpy"),
+            (lambda x: tf.reduce_sum(tf.sigmoid(x) - 1.0), "wrong_shape"),
+        ]
+    ),
+)
 def test_logistic_derivative_names_the_mistake(judge, answer, mistake):
     judge(check.logistic_derivative, answer, mistake)
 
 
 # 1.2 central-difference gradient ---------------------------------------------
+
 
 def central(f, x, s, h):
     return (f(x + s) - f(x - s)) / (2 * h)
@@ -101,6 +118,7 @@ def central(f, x, s, h):
 def central_with(rule=central, step=np.zeros_like):
     """The solution of 1.2 with its difference line ``rule(f, x, step, h)`` or the
     making of its step array changed."""
+
     def answer(f, x, h):
         gradient = np.zeros_like(x)
         for i in range(x.size):
@@ -108,6 +126,7 @@ def central_with(rule=central, step=np.zeros_like):
             s[i] = h
             gradient[i] = rule(f, x, s, h)
         return gradient
+
     return answer
 
 
@@ -134,12 +153,16 @@ def central_in_place_restored(f, x, h):
     return gradient
 
 
-@pytest.mark.parametrize("answer", [
-    lambda f, x, h: np.array([central(f, x, h * e, h) for e in np.eye(len(x))]),
-    central_with_copies,
-    central_in_place_restored,
-    lambda f, x, h: tf.constant(central_difference(f, x, h)),
-], ids=["eye", "copies, list", "in place, restored", "course helper, tensor"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda f, x, h: np.array([central(f, x, h * e, h) for e in np.eye(len(x))]),
+        central_with_copies,
+        central_in_place_restored,
+        lambda f, x, h: tf.constant(central_difference(f, x, h)),
+    ],
+    ids=["eye", "copies, list", "in place, restored", "course helper, tensor"],
+)
 def test_central_gradient_accepts_equivalent_forms(judge, answer):
     judge(check.central_gradient, answer)
 
@@ -180,38 +203,56 @@ def one_array_two_names(f, x, h):
     return gradient
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (central_with(lambda f, x, s, h: (f(x + s) - f(x)) / h), "forward_difference"),
-    (central_with(lambda f, x, s, h: (f(x) - f(x - s)) / h), "backward_difference"),
-    (central_with(lambda f, x, s, h: (f(x) - f(x - s)) / (2 * h)), "backward_difference"),
-    (central_with(lambda f, x, s, h: 0.5 * (f(x + s) - f(x - s)) * h), "scale_factor"),
-    (central_with(lambda f, x, s, h: (f(x + s) - f(x - s)) / h), "missing_half"),
-    (central_with(lambda f, x, s, h: (f(x - s) - f(x + s)) / (2 * h)), "sign_flipped"),
-    (central_with(lambda f, x, s, h: (
-        f(x + s * np.abs(x)) - f(x - s * np.abs(x))) / (2 * h)), "step_not_h"),
-    (central_with(step=lambda x: np.zeros(len(x), dtype=int)), "zeros"),
-    (one_array_two_names, "zeros"),
-    (lambda f, x, h: (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),
-    (lambda f, x, h: np.ones_like(x) * (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),
-    (in_place_not_restored, "mutated_input"),
-    (right_but_moves_x, "mutated_input"),
-    (copies_made_once, "steps_accumulate"),
-    (lambda f, x, h: np.array([0.0] + [central(f, x, h * e, h) for e in np.eye(len(x))[1:]]),
-     "missed_coordinates"),
-    (lambda f, x, h: central_difference(f, x, 1e-5), "approximation"),
-    (lambda f, x, h: [(f(x + h) - f(x - h)) / (2 * h)], "wrong_shape"),
-    (lambda f, x, h: f(x[0] + h), "raised"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (central_with(lambda f, x, s, h: (f(x + s) - f(x)) / h), "forward_difference"),
+            (central_with(lambda f, x, s, h: (f(x) - f(x - s)) / h), "backward_difference"),
+            (central_with(lambda f, x, s, h: (f(x) - f(x - s)) / (2 * h)), "backward_difference"),
+            (central_with(lambda f, x, s, h: 0.5 * (f(x + s) - f(x - s)) * h), "scale_factor"),
+            (central_with(lambda f, x, s, h: (f(x + s) - f(x - s)) / h), "missing_half"),
+            (central_with(lambda f, x, s, h: (f(x - s) - f(x + s)) / (2 * h)), "sign_flipped"),
+            (
+                central_with(
+                    lambda f, x, s, h: (f(x + s * np.abs(x)) - f(x - s * np.abs(x))) / (2 * h)
+                ),
+                "step_not_h",
+            ),
+            (central_with(step=lambda x: np.zeros(len(x), dtype=int)), "zeros"),
+            (one_array_two_names, "zeros"),
+            (lambda f, x, h: (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),
+            (lambda f, x, h: np.ones_like(x) * (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),
+            (in_place_not_restored, "mutated_input"),
+            (right_but_moves_x, "mutated_input"),
+            (copies_made_once, "steps_accumulate"),
+            (
+                lambda f, x, h: np.array(
+                    [0.0] + [central(f, x, h * e, h) for e in np.eye(len(x))[1:]]
+                ),
+                "missed_coordinates",
+            ),
+            (lambda f, x, h: central_difference(f, x, 1e-5), "approximation"),
+            (lambda f, x, h: [(f(x + h) - f(x - h)) / (2 * h)], "wrong_shape"),
+            (lambda f, x, h: f(x[0] + h), "raised"),
+        ]
+    ),
+)
 def test_central_gradient_names_the_mistake(judge, answer, mistake):
     judge(check.central_gradient, answer, mistake)
 
 
 # 1.3 the upstream gradient of a mean squared error ---------------------------
 
-@pytest.mark.parametrize("answer", [
-    lambda o, t: (o - t) * (2.0 / tf.cast(tf.reduce_prod(tf.shape(o)), o.dtype)),
-    lambda o, t: 2 * (o - t) / np.prod(o.shape.as_list()),
-], ids=["reduce_prod of shape", "np.prod"])
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda o, t: (o - t) * (2.0 / tf.cast(tf.reduce_prod(tf.shape(o)), o.dtype)),
+        lambda o, t: 2 * (o - t) / np.prod(o.shape.as_list()),
+    ],
+    ids=["reduce_prod of shape", "np.prod"],
+)
 def test_upstream_dy_accepts_equivalent_forms(judge, answer):
     judge(check.upstream_dy, answer)
 
@@ -232,33 +273,39 @@ def upstream_in_float32(o, t):
     return 2.0 * (o32 - t32) / count(o32)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (lambda o, t: 2.0 * (t - o) / count(o), "sign_flipped"),
-    (lambda o, t: 2.0 * (o - t), "sum_not_mean"),
-    (lambda o, t: (o - t) / count(o), "scale_factor"),
-    (lambda o, t: 2.0 * (o - t) / count(o) / count(o), "scale_factor"),
-    (lambda o, t: 2.0 * (o - t) / tf.cast(tf.size(o) - 1, o.dtype), "scale_factor"),
-    (lambda o, t: 3.0 * (o - t) ** 2, "value_not_derivative"),
-    (lambda o, t: tf.clip_by_value(2.0 * (o - t) / count(o), -0.05, 0.05), "clipped"),
-    (lambda o, t: tf.nn.relu(2.0 * (o - t) / count(o)), "masked_entries"),
-    (lambda o, t: 2.0 * (o - 0.5 * t) / count(o), "wrong_dy"),
-    (lambda o, t: 2.0 * (o - t) / o.shape[0], "mean_over_one_axis"),
-    (lambda o, t: 2.0 * o / count(o), "ignored_target"),
-    (lambda o, t: 2.0 * tf.sqrt((o - t) ** 2) / count(o), "lost_sign"),
-    (lambda o, t: tf.ones_like(o), "dy_of_ones"),
-    (lambda o, t: tf.reduce_mean(tf.square(o - t)), "value_not_derivative"),
-    (lambda o, t: 2.0 * tf.reduce_mean(o - t) * tf.ones_like(o), "reduced_dy"),
-    (lambda o, t: by_tape(lambda o: tf.reduce_mean((o - t) ** 2), o), "used_tape"),
-    (lambda o, t: 2.0 * (o - t) / tf.size(o), "integer_mixed_in"),
-    (lambda o, t: tf.cast(2.0 * (o - t) / count(o), tf.float32), "float32_not_float64"),
-    (lambda o, t: tf.cast(upstream_in_float32(o, t), o.dtype), "float32_not_float64"),
-    (lambda o, t: (2.0 * (o - t) / count(o))[..., None], "broadcast_shape"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (lambda o, t: 2.0 * (t - o) / count(o), "sign_flipped"),
+            (lambda o, t: 2.0 * (o - t), "sum_not_mean"),
+            (lambda o, t: (o - t) / count(o), "scale_factor"),
+            (lambda o, t: 2.0 * (o - t) / count(o) / count(o), "scale_factor"),
+            (lambda o, t: 2.0 * (o - t) / tf.cast(tf.size(o) - 1, o.dtype), "scale_factor"),
+            (lambda o, t: 3.0 * (o - t) ** 2, "value_not_derivative"),
+            (lambda o, t: tf.clip_by_value(2.0 * (o - t) / count(o), -0.05, 0.05), "clipped"),
+            (lambda o, t: tf.nn.relu(2.0 * (o - t) / count(o)), "masked_entries"),
+            (lambda o, t: 2.0 * (o - 0.5 * t) / count(o), "wrong_dy"),
+            (lambda o, t: 2.0 * (o - t) / o.shape[0], "mean_over_one_axis"),
+            (lambda o, t: 2.0 * o / count(o), "ignored_target"),
+            (lambda o, t: 2.0 * tf.sqrt((o - t) ** 2) / count(o), "lost_sign"),
+            (lambda o, t: tf.ones_like(o), "dy_of_ones"),
+            (lambda o, t: tf.reduce_mean(tf.square(o - t)), "value_not_derivative"),
+            (lambda o, t: 2.0 * tf.reduce_mean(o - t) * tf.ones_like(o), "reduced_dy"),
+            (lambda o, t: by_tape(lambda o: tf.reduce_mean((o - t) ** 2), o), "used_tape"),
+            (lambda o, t: 2.0 * (o - t) / tf.size(o), "integer_mixed_in"),
+            (lambda o, t: tf.cast(2.0 * (o - t) / count(o), tf.float32), "float32_not_float64"),
+            (lambda o, t: tf.cast(upstream_in_float32(o, t), o.dtype), "float32_not_float64"),
+            (lambda o, t: (2.0 * (o - t) / count(o))[..., None], "broadcast_shape"),
+        ]
+    ),
+)
 def test_upstream_dy_names_the_mistake(judge, answer, mistake):
     judge(check.upstream_dy, answer, mistake)
 
 
 # 1.4 d(loss)/dx through output_gradients ---------------------------------------
+
 
 def reference_dy(output, target, x):
     return 2.0 * (output - target) / count(output)
@@ -268,11 +315,13 @@ def mean_squared_error(output, target):
     return tf.reduce_mean((output - target) ** 2)
 
 
-def loss_gradient_with(dy=reference_dy, *, output=log1pexp, recorded=None, watch="x",
-                       source="x", returns_dy=False):
+def loss_gradient_with(
+    dy=reference_dy, *, output=log1pexp, recorded=None, watch="x", source="x", returns_dy=False
+):
     """The solution of 1.4 with one line changed: ``dy(output, target, x)`` (None: no
     output_gradients), the ``output`` function, what the tape records after the output
     (``recorded(output, target)``), what it watches, the source, or what is returned."""
+
     def answer(x, target):
         named = {"x": x, "target": target}
         with tf.GradientTape() as tape:
@@ -283,6 +332,7 @@ def loss_gradient_with(dy=reference_dy, *, output=log1pexp, recorded=None, watch
         upstream = None if dy is None else dy(out, target, x)
         gradient = tape.gradient(differentiated, named[source], output_gradients=upstream)
         return upstream if returns_dy else gradient
+
     return answer
 
 
@@ -294,40 +344,60 @@ def log1pexp_in_float32(x):
     return tf.cast(log1pexp(tf.cast(x, tf.float32)), x.dtype)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # the method: dy passed as output_gradients, at the output
-    (loss_gradient_with(None, recorded=mean_squared_error), "no_output_gradients"),
-    (lambda x, t: reference_dy(log1pexp(x), t, x) * tf.sigmoid(x), "no_output_gradients"),
-    (loss_gradient_with(lambda o, t, x: tf.constant(1.0, x.dtype),
-                        recorded=mean_squared_error), "no_output_gradients"),
-    (loss_gradient_with(recorded=lambda o, t: (o - t) ** 2 / count(o)), "dy_applied_twice"),
-    (loss_gradient_with(recorded=mean_squared_error), "output_gradients_shape"),
-    (loss_gradient_with(watch=None), "unwatched_constant"),
-    (loss_gradient_with(watch="target", source="target"), "wrong_source"),
-    (loss_gradient_with(returns_dy=True), "returned_dy"),
-    (lambda x, t: loss_gradient_with()(x, t) * tf.sigmoid(x), "local_derivative_twice"),
-    # the upstream gradient dy itself
-    (loss_gradient_with(lambda o, t, x: tf.ones_like(o)), "forgot_upstream"),
-    (loss_gradient_with(lambda o, t, x: 2.0 * (o - t)), "sum_not_mean"),
-    (loss_gradient_with(lambda o, t, x: -reference_dy(o, t, x)), "sign_flipped"),
-    (loss_gradient_with(lambda o, t, x: (o - t) / count(o)), "scale_factor"),
-    (loss_gradient_with(lambda o, t, x: 2.0 * (x - t) / count(x)), "dy_from_x"),
-    (loss_gradient_with(lambda o, t, x: tf.abs(reference_dy(o, t, x))), "lost_sign"),
-    (loss_gradient_with(lambda o, t, x: 2.0 * (o - t) / tf.size(o)), "integer_mixed_in"),
-    (loss_gradient_with(lambda o, t, x: reference_dy(o, t, x) + 0.1), "wrong_dy"),
-    (lambda x, t: loss_gradient_with()(x, t) * x, "extra_factor"),
-    (loss_gradient_with(output=log1pexp_in_float32), "float32_not_float64"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # the method: dy passed as output_gradients, at the output
+            (loss_gradient_with(None, recorded=mean_squared_error), "no_output_gradients"),
+            (lambda x, t: reference_dy(log1pexp(x), t, x) * tf.sigmoid(x), "no_output_gradients"),
+            (
+                loss_gradient_with(
+                    lambda o, t, x: tf.constant(1.0, x.dtype), recorded=mean_squared_error
+                ),
+                "no_output_gradients",
+            ),
+            (loss_gradient_with(recorded=lambda o, t: (o - t) ** 2 / count(o)), "dy_applied_twice"),
+            (loss_gradient_with(recorded=mean_squared_error), "output_gradients_shape"),
+            (loss_gradient_with(watch=None), "unwatched_constant"),
+            (loss_gradient_with(watch="target", source="target"), "wrong_source"),
+            (loss_gradient_with(returns_dy=True), "returned_dy"),
+            (lambda x, t: loss_gradient_with()(x, t) * tf.sigmoid(x), "local_derivative_twice"),
+            # the upstream gradient dy itself
+            (loss_gradient_with(lambda o, t, x: tf.ones_like(o)), "forgot_upstream"),
+            (loss_gradient_with(lambda o, t, x: 2.0 * (o - t)), "sum_not_mean"),
+            (loss_gradient_with(lambda o, t, x: -reference_dy(o, t, x)), "sign_flipped"),
+            (loss_gradient_with(lambda o, t, x: (o - t) / count(o)), "scale_factor"),
+            (loss_gradient_with(lambda o, t, x: 2.0 * (x - t) / count(x)), "dy_from_x"),
+            (loss_gradient_with(lambda o, t, x: tf.abs(reference_dy(o, t, x))), "lost_sign"),
+            (loss_gradient_with(lambda o, t, x: 2.0 * (o - t) / tf.size(o)), "integer_mixed_in"),
+            (loss_gradient_with(lambda o, t, x: reference_dy(o, t, x) + 0.1), "wrong_dy"),
+            (lambda x, t: loss_gradient_with()(x, t) * x, "extra_factor"),
+            (loss_gradient_with(output=log1pexp_in_float32), "float32_not_float64"),
+        ]
+    ),
+)
 def test_loss_gradient_names_the_mistake(judge, answer, mistake):
     judge(check.loss_gradient, answer, mistake)
 
 
-@pytest.mark.parametrize("answer, words, mistake", rows([
-    (loss_gradient_with(lambda o, t, x: tf.ones_like(o)), ["output_gradients=dy", "dy = 1"],
-     "forgot_upstream"),
-    (loss_gradient_with(None, recorded=mean_squared_error), ["without output_gradients"],
-     "no_output_gradients"),
-]))
+@pytest.mark.parametrize(
+    "answer, words, mistake",
+    rows(
+        [
+            (
+                loss_gradient_with(lambda o, t, x: tf.ones_like(o)),
+                ["output_gradients=dy", "dy = 1"],
+                "forgot_upstream",
+            ),
+            (
+                loss_gradient_with(None, recorded=mean_squared_error),
+                ["without output_gradients"],
+                "no_output_gradients",
+            ),
+        ]
+    ),
+)
 def test_loss_gradient_hints_are_specific_sentences(judge, answer, words, mistake):
     message = judge(check.loss_gradient, answer, mistake).message
     assert all(word in message for word in words), message
@@ -335,14 +405,19 @@ def test_loss_gradient_hints_are_specific_sentences(judge, answer, words, mistak
 
 # 1.5 a vector-Jacobian product by hand -------------------------------------------
 
+
 def local(W, x):
     return tf.sigmoid(tf.linalg.matvec(W, x))
 
 
-@pytest.mark.parametrize("answer", [
-    lambda W, x, dy: tf.einsum("i,ij->j", dy * local(W, x), W),
-    lambda W, x, dy: tf.reduce_sum(W * (dy * local(W, x))[:, None], axis=0),
-], ids=["einsum", "broadcast and sum"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda W, x, dy: tf.einsum("i,ij->j", dy * local(W, x), W),
+        lambda W, x, dy: tf.reduce_sum(W * (dy * local(W, x))[:, None], axis=0),
+    ],
+    ids=["einsum", "broadcast and sum"],
+)
 def test_vector_jacobian_product_accepts_equivalent_forms(judge, answer):
     judge(check.vector_jacobian_product, answer)
 
@@ -355,40 +430,60 @@ def softplus_of_wx(W):
     return lambda x: tf.nn.softplus(tf.linalg.matvec(W, x))
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # the method: by hand, not by a tape
-    (lambda W, x, dy: by_tape(softplus_of_wx(W), x, output_gradients=dy), "used_tape"),
-    (lambda W, x, dy: back_through_w(by_tape(softplus_of_wx(W), x, "jacobian"), dy),
-     "used_tape"),
-    # back through W: transposed, in order, along the right axis
-    (lambda W, x, dy: tf.linalg.matvec(W, dy * local(W, x)), "no_transpose"),
-    (lambda W, x, dy: tf.transpose(W) @ (dy * local(W, x)), "raised"),
-    (lambda W, x, dy: back_through_w(W, dy) * local(W, x), "wrong_order"),
-    (lambda W, x, dy: tf.reduce_sum(W * (dy * local(W, x))[:, None], axis=1), "wrong_axis"),
-    (lambda W, x, dy: tf.reduce_mean(W * (dy * local(W, x))[:, None], axis=0), "mean_not_sum"),
-    (lambda W, x, dy: W * local(W, x)[:, None], "returned_jacobian"),
-    (lambda W, x, dy: tf.matmul((dy * local(W, x))[None, :], W), "broadcast_shape"),
-    (lambda W, x, dy: back_through_w(tf.sign(W), dy * local(W, x)), "wrong_jacobian"),
-    # the local derivative and dy
-    (lambda W, x, dy: back_through_w(W, dy), "forgot_local_derivative"),
-    (lambda W, x, dy: back_through_w(W, local(W, x)), "forgot_upstream"),
-    (lambda W, x, dy: back_through_w(W, dy * tf.nn.softplus(tf.linalg.matvec(W, x))),
-     "value_not_derivative"),
-    (lambda W, x, dy: back_through_w(W, dy * local(W, x) * (1.0 - local(W, x))),
-     "differentiated_twice"),
-    (lambda W, x, dy: back_through_w(W, dy) * tf.sigmoid(x), "local_at_input"),
-    (lambda W, x, dy: back_through_w(W, dy * tf.sigmoid(x)), "local_at_input"),
-    (lambda W, x, dy: back_through_w(W, dy + local(W, x)), "added_not_multiplied"),
-    (lambda W, x, dy: back_through_w(W, tf.abs(dy) * local(W, x)), "not_linear_in_dy"),
-    (lambda W, x, dy: back_through_w(W, dy * tf.exp(tf.linalg.matvec(W, x))),
-     "wrong_local_derivative"),
-    (lambda W, x, dy: back_through_w(W, dy * (1.0 - local(W, x))), "inverted_fraction"),
-    # the generic patterns
-    (lambda W, x, dy: back_through_w(W, dy * local(W, x)) - x, "added_term"),
-    (lambda W, x, dy: -back_through_w(W, dy * local(W, x)), "sign_flipped"),
-    (lambda W, x, dy: tf.cast(back_through_w(tf.cast(W, tf.float32),
-                                             tf.cast(dy * local(W, x), tf.float32)),
-                              tf.float32), "float32_not_float64"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # the method: by hand, not by a tape
+            (lambda W, x, dy: by_tape(softplus_of_wx(W), x, output_gradients=dy), "used_tape"),
+            (
+                lambda W, x, dy: back_through_w(by_tape(softplus_of_wx(W), x, "jacobian"), dy),
+                "used_tape",
+            ),
+            # back through W: transposed, in order, along the right axis
+            (lambda W, x, dy: tf.linalg.matvec(W, dy * local(W, x)), "no_transpose"),
+            (lambda W, x, dy: tf.transpose(W) @ (dy * local(W, x)), "raised"),
+            (lambda W, x, dy: back_through_w(W, dy) * local(W, x), "wrong_order"),
+            (lambda W, x, dy: tf.reduce_sum(W * (dy * local(W, x))[:, None], axis=1), "wrong_axis"),
+            (
+                lambda W, x, dy: tf.reduce_mean(W * (dy * local(W, x))[:, None], axis=0),
+                "mean_not_sum",
+            ),
+            (lambda W, x, dy: W * local(W, x)[:, None], "returned_jacobian"),
+            (lambda W, x, dy: tf.matmul((dy * local(W, x))[None, :], W), "broadcast_shape"),
+            (lambda W, x, dy: back_through_w(tf.sign(W), dy * local(W, x)), "wrong_jacobian"),
+            # the local derivative and dy
+            (lambda W, x, dy: back_through_w(W, dy), "forgot_local_derivative"),
+            (lambda W, x, dy: back_through_w(W, local(W, x)), "forgot_upstream"),
+            (
+                lambda W, x, dy: back_through_w(W, dy * tf.nn.softplus(tf.linalg.matvec(W, x))),
+                "value_not_derivative",
+            ),
+            (
+                lambda W, x, dy: back_through_w(W, dy * local(W, x) * (1.0 - local(W, x))),
+                "differentiated_twice",
+            ),
+            (lambda W, x, dy: back_through_w(W, dy) * tf.sigmoid(x), "local_at_input"),
+            (lambda W, x, dy: back_through_w(W, dy * tf.sigmoid(x)), "local_at_input"),
+            (lambda W, x, dy: back_through_w(W, dy + local(W, x)), "added_not_multiplied"),
+            (lambda W, x, dy: back_through_w(W, tf.abs(dy) * local(W, x)), "not_linear_in_dy"),
+            (
+                lambda W, x, dy: back_through_w(W, dy * tf.exp(tf.linalg.matvec(W, x))),
+                "wrong_local_derivative",
+            ),
+            (lambda W, x, dy: back_through_w(W, dy * (1.0 - local(W, x))), "inverted_fraction"),
+            # the generic patterns
+            (lambda W, x, dy: back_through_w(W, dy * local(W, x)) - x, "added_term"),
+            (lambda W, x, dy: -back_through_w(W, dy * local(W, x)), "sign_flipped"),
+            (
+                lambda W, x, dy: tf.cast(
+                    back_through_w(tf.cast(W, tf.float32), tf.cast(dy * local(W, x), tf.float32)),
+                    tf.float32,
+                ),
+                "float32_not_float64",
+            ),
+        ]
+    ),
+)
 def test_vector_jacobian_product_names_the_mistake(judge, answer, mistake):
     judge(check.vector_jacobian_product, answer, mistake)

@@ -47,6 +47,7 @@ def numpy_loss(params, x, y):
 # 2.1 gradients for a dict of variables
 # ---------------------------------------------------------------------------
 
+
 def grads_rewritten(params, x, y):  # correct: list sources, the dict rebuilt
     with tf.GradientTape() as tape:
         errors = tf.reduce_sum(x * params["w"], axis=1) + params["b"] - y
@@ -57,10 +58,12 @@ def grads_rewritten(params, x, y):  # correct: list sources, the dict rebuilt
 
 def grads_of(loss):
     """The solution with another loss(params, x, y) on the tape."""
+
     def answer(params, x, y):
         with tf.GradientTape() as tape:
             value = loss(params, x, y)
         return tape.gradient(value, params)
+
     return answer
 
 
@@ -80,23 +83,28 @@ def test_2_1_accepts_a_rewritten_answer(judge):
     judge(check.parameter_gradients, grads_rewritten)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (grads_of(lambda p, x, y: mse(p, x, y, tf.reduce_sum)), "sum_not_mean"),
-    (grads_of(lambda p, x, y: mse(p, x, y) / 2), "scale_factor"),
-    (grads_of(lambda p, x, y: tf.reduce_mean(predictions(p, x))),
-     "differentiated_predictions"),
-    (grads_of(lambda p, x, y: tf.reduce_mean(tf.abs(predictions(p, x) - y))),
-     "absolute_error"),
-    (grads_of(lambda p, x, y: tf.reduce_mean((tf.linalg.matvec(x, p["w"]) - y) ** 2)),
-     "source_not_used"),
-    (grads_predicted_before, "computed_outside_tape"),
-    (grads_then(lambda g: list(g.values())), "wrong_structure"),
-    (grads_then(lambda g: {"weights": g["w"], "bias": g["b"]}), "wrong_keys"),
-    (grads_then(lambda g: {key: -value for key, value in g.items()}), "sign_flipped"),
-    (grads_then(lambda g: {**g, "w": g["w"][:, None]}), "broadcast_shape"),
-    (lambda params, x, y: {key: tf.identity(v) for key, v in params.items()},
-     "returned_parameters"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (grads_of(lambda p, x, y: mse(p, x, y, tf.reduce_sum)), "sum_not_mean"),
+        (grads_of(lambda p, x, y: mse(p, x, y) / 2), "scale_factor"),
+        (grads_of(lambda p, x, y: tf.reduce_mean(predictions(p, x))), "differentiated_predictions"),
+        (grads_of(lambda p, x, y: tf.reduce_mean(tf.abs(predictions(p, x) - y))), "absolute_error"),
+        (
+            grads_of(lambda p, x, y: tf.reduce_mean((tf.linalg.matvec(x, p["w"]) - y) ** 2)),
+            "source_not_used",
+        ),
+        (grads_predicted_before, "computed_outside_tape"),
+        (grads_then(lambda g: list(g.values())), "wrong_structure"),
+        (grads_then(lambda g: {"weights": g["w"], "bias": g["b"]}), "wrong_keys"),
+        (grads_then(lambda g: {key: -value for key, value in g.items()}), "sign_flipped"),
+        (grads_then(lambda g: {**g, "w": g["w"][:, None]}), "broadcast_shape"),
+        (
+            lambda params, x, y: {key: tf.identity(v) for key, v in params.items()},
+            "returned_parameters",
+        ),
+    ],
+)
 def test_2_1_mistakes_are_named(judge, answer, mistake):
     judged(judge, check.parameter_gradients, answer, mistake)
 
@@ -104,6 +112,7 @@ def test_2_1_mistakes_are_named(judge, answer, mistake):
 # ---------------------------------------------------------------------------
 # 2.2 a derivative for any kind of x
 # ---------------------------------------------------------------------------
+
 
 def derivative_rewritten(f, x):  # correct: a fresh variable, watched by itself
     start = tf.cast(x, tf.float32) if x.dtype.is_integer else tf.convert_to_tensor(x)
@@ -113,11 +122,13 @@ def derivative_rewritten(f, x):  # correct: a fresh variable, watched by itself
     return tape.gradient(y, point)
 
 
-def derivative_with(value=lambda f, x: f(x), *, cast="integers", watch="first", zeros=False,
-                    tape=tf.GradientTape):
+def derivative_with(
+    value=lambda f, x: f(x), *, cast="integers", watch="first", zeros=False, tape=tf.GradientTape
+):
     """The solution, one line changed: ``value(f, x)`` on the tape, ``cast`` "integers",
     "always" or None, ``watch`` "first", "after" or None, ``zeros`` for
     unconnected_gradients=ZERO, another ``tape`` class."""
+
     def answer(f, x):
         if cast == "always" or (cast == "integers" and x.dtype.is_integer):
             x = tf.cast(x, tf.float32)
@@ -128,6 +139,7 @@ def derivative_with(value=lambda f, x: f(x), *, cast="integers", watch="first", 
             if watch == "after":
                 recording.watch(x)
         return recording.gradient(y, x, **({"unconnected_gradients": ZERO} if zeros else {}))
+
     return answer
 
 
@@ -168,23 +180,29 @@ def test_2_2_accepts_a_rewritten_answer(judge):
     judge(check.derivative, derivative_rewritten)
 
 
-@pytest.mark.parametrize("answer, mistake, words", [
-    (derivative_with(cast=None, watch=None), "unwatched_constant", ()),  # the lesson's
-    (derivative_with(cast=None, watch=None, tape=tf.autodiff.GradientTape),
-     "unwatched_constant", ()),
-    (derivative_with(watch="after"), "watched_after_use", ()),
-    (derivative_with(lambda f, x: f(float_of(x)), cast=None), "integer_dtype", ()),
-    (derivative_with(cast="always"), "float32_not_float64", ()),
-    (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
-    (derivative_with(lambda f, x: f(tf.constant(x.numpy()))), "numpy_detour", ()),
-    (derivative_with(lambda f, x: f(tf.round(x * 100) / 100)), "non_differentiable_op", ()),
-    (derivative_with(watch=None, zeros=True), "zeros_hide_none", ("Cause 1", "tape.watch")),
-    (lambda f, x: f(float_of(x)) * tf.ones_like(float_of(x)), "value_not_derivative", ()),
-    (lambda f, x: (f(float_of(x) + 1e-4) - f(float_of(x))) / 1e-4, "finite_differences", ()),
-    (derivative_second, "differentiated_twice", ()),
-    (derivative_new_variable_if_needed, "unwatched_variable", ()),
-    (derivative_before_tape, "computed_outside_tape", ()),
-])
+@pytest.mark.parametrize(
+    "answer, mistake, words",
+    [
+        (derivative_with(cast=None, watch=None), "unwatched_constant", ()),  # the lesson's
+        (
+            derivative_with(cast=None, watch=None, tape=tf.autodiff.GradientTape),
+            "unwatched_constant",
+            (),
+        ),
+        (derivative_with(watch="after"), "watched_after_use", ()),
+        (derivative_with(lambda f, x: f(float_of(x)), cast=None), "integer_dtype", ()),
+        (derivative_with(cast="always"), "float32_not_float64", ()),
+        (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
+        (derivative_with(lambda f, x: f(tf.constant(x.numpy()))), "numpy_detour", ()),
+        (derivative_with(lambda f, x: f(tf.round(x * 100) / 100)), "non_differentiable_op", ()),
+        (derivative_with(watch=None, zeros=True), "zeros_hide_none", ("Cause 1", "tape.watch")),
+        (lambda f, x: f(float_of(x)) * tf.ones_like(float_of(x)), "value_not_derivative", ()),
+        (lambda f, x: (f(float_of(x) + 1e-4) - f(float_of(x))) / 1e-4, "finite_differences", ()),
+        (derivative_second, "differentiated_twice", ()),
+        (derivative_new_variable_if_needed, "unwatched_variable", ()),
+        (derivative_before_tape, "computed_outside_tape", ()),
+    ],
+)
 def test_2_2_mistakes_are_named(judge, answer, mistake, words):
     judged(judge, check.derivative, answer, mistake, words)
 
@@ -205,6 +223,7 @@ def test_2_2_probes_are_fresh_on_every_call():
 # 2.3 a training loop that keeps learning
 # ---------------------------------------------------------------------------
 
+
 def train_rewritten(params, x, y, steps, learning_rate):  # correct: assign, list sources
     w, b = params["w"], params["b"]
     history = []
@@ -222,26 +241,31 @@ def descend(variable, rate, gradient):
     variable.assign_sub(rate * gradient)
 
 
-def train_with(loss=mse, *, update=descend, keys=("w", "b"), zeros=False,
-               keep=lambda loss, gradients: loss):
+def train_with(
+    loss=mse, *, update=descend, keys=("w", "b"), zeros=False, keep=lambda loss, gradients: loss
+):
     """The solution, one line changed: another ``loss``, ``update`` (None: none), the
     ``keys`` it updates, unconnected_gradients=ZERO, what it ``keep``s of each step."""
+
     def answer(params, x, y, steps, learning_rate):
         history = []
         for _ in range(steps):
             with tf.GradientTape() as tape:
                 value = loss(params, x, y)
-            gradients = tape.gradient(value, params,
-                                      **({"unconnected_gradients": ZERO} if zeros else {}))
+            gradients = tape.gradient(
+                value, params, **({"unconnected_gradients": ZERO} if zeros else {})
+            )
             for key in keys if update else ():
                 update(params[key], learning_rate, gradients[key])
             history.append(keep(value, gradients))
         return history
+
     return answer
 
 
 def train_rebinding(loss, watch=False):
     """The lesson's broken loop with ``loss(w, b, x, y)``: the names rebound each step."""
+
     def answer(params, x, y, steps, learning_rate):
         w, b = params["w"], params["b"]
         losses = []
@@ -254,6 +278,7 @@ def train_rebinding(loss, watch=False):
             losses.append(value)
             w, b = w - learning_rate * dw, b - learning_rate * db
         return losses
+
     return answer
 
 
@@ -265,22 +290,38 @@ def test_2_3_accepts_a_rewritten_answer(judge):
     judge(check.train, train_rewritten)
 
 
-@pytest.mark.parametrize("answer, mistake, words", [
-    (train_rebinding(lambda w, b, x, y: numpy_mean_squared_error(
-        tf.linalg.matvec(x, w) + b, y)), "numpy_detour", (", step 1: ",)),  # the lesson's
-    (train_rebinding(squared_error), "variable_replaced", (", step 2: ",)),
-    (train_rebinding(squared_error, watch=True), "variable_replaced", ()),
-    (train_with(lambda p, x, y: np.mean(mse(p, x, y, reduce=tf.identity).numpy()),
-                update=None), "numpy_detour", ()),
-    (train_with(update=None), "no_update", ()),
-    (train_with(update=lambda v, rate, g: v.assign(v + rate * g)), "ascent_not_descent", ()),
-    (train_with(lambda p, x, y: mse(p, x, y, tf.reduce_sum)), "sum_not_mean", ()),
-    (train_with(keys=("b",)), "missed_parameter", ()),
-    (train_with(numpy_loss, zeros=True), "zeros_hide_none", ()),
-    (train_with(keep=lambda loss, gradients: gradients), "returned_gradients", ()),
-    (lambda params, x, y, steps, rate: train_with()(params, x, y, steps - 1, rate),
-     "wrong_structure", ()),
-])
+@pytest.mark.parametrize(
+    "answer, mistake, words",
+    [
+        (
+            train_rebinding(
+                lambda w, b, x, y: numpy_mean_squared_error(tf.linalg.matvec(x, w) + b, y)
+            ),
+            "numpy_detour",
+            (", step 1: ",),
+        ),  # the lesson's
+        (train_rebinding(squared_error), "variable_replaced", (", step 2: ",)),
+        (train_rebinding(squared_error, watch=True), "variable_replaced", ()),
+        (
+            train_with(
+                lambda p, x, y: np.mean(mse(p, x, y, reduce=tf.identity).numpy()), update=None
+            ),
+            "numpy_detour",
+            (),
+        ),
+        (train_with(update=None), "no_update", ()),
+        (train_with(update=lambda v, rate, g: v.assign(v + rate * g)), "ascent_not_descent", ()),
+        (train_with(lambda p, x, y: mse(p, x, y, tf.reduce_sum)), "sum_not_mean", ()),
+        (train_with(keys=("b",)), "missed_parameter", ()),
+        (train_with(numpy_loss, zeros=True), "zeros_hide_none", ()),
+        (train_with(keep=lambda loss, gradients: gradients), "returned_gradients", ()),
+        (
+            lambda params, x, y, steps, rate: train_with()(params, x, y, steps - 1, rate),
+            "wrong_structure",
+            (),
+        ),
+    ],
+)
 def test_2_3_mistakes_are_named(judge, answer, mistake, words):
     judged(judge, check.train, answer, mistake, words)
 
@@ -288,6 +329,7 @@ def test_2_3_mistakes_are_named(judge, answer, mistake, words):
 # ---------------------------------------------------------------------------
 # 2.4 a moving average updated in place
 # ---------------------------------------------------------------------------
+
 
 def update_rewritten(average, x, decay):  # correct: assign_add afterwards
     with tf.GradientTape(persistent=True) as tape:
@@ -299,11 +341,17 @@ def update_rewritten(average, x, decay):  # correct: assign_add afterwards
     return gradient
 
 
-def update_with(new=lambda average, x, decay: decay * average + (1 - decay) * x, *,
-                loss=lambda new: tf.reduce_sum(new**2), watch=True, assign=True,
-                source=lambda x, average, new: x):
+def update_with(
+    new=lambda average, x, decay: decay * average + (1 - decay) * x,
+    *,
+    loss=lambda new: tf.reduce_sum(new**2),
+    watch=True,
+    assign=True,
+    source=lambda x, average, new: x,
+):
     """The solution, one line changed: another ``new`` average or ``loss``, no ``watch``,
     no ``assign``, another ``source`` to differentiate with respect to."""
+
     def answer(average, x, decay):
         with tf.GradientTape() as tape:
             if watch:
@@ -313,6 +361,7 @@ def update_with(new=lambda average, x, decay: decay * average + (1 - decay) * x,
         if assign:
             average.assign(new_average)
         return tape.gradient(value, source(x, average, new_average))
+
     return answer
 
 
@@ -323,6 +372,7 @@ def update_inside(unconnected=tf.UnconnectedGradients.NONE):  # the lesson's bro
             average.assign(decay * average + (1 - decay) * x)
             loss = tf.reduce_sum(average**2)
         return tape.gradient(loss, x, unconnected_gradients=unconnected)
+
     return answer
 
 
@@ -336,22 +386,34 @@ def test_2_4_accepts_a_rewritten_answer(judge):
     judge(check.update_and_differentiate, update_rewritten)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (update_inside(), "stateful_assign"),
-    (update_inside(ZERO), "zeros_hide_none"),
-    (update_with(watch=False), "unwatched_constant"),
-    (lambda average, x, decay: update_with(source=lambda x, average, new: [x, average])(
-        average, x, decay)[1], "differentiated_average"),
-    (update_with(source=lambda x, average, new: new), "gradient_of_intermediate"),
-    (update_with(lambda average, x, decay: decay * x + (1 - decay) * average),
-     "swapped_decay"),
-    (update_with(assign=False), "state_not_updated"),
-    (update_twice, "wrong_update"),
-    (update_with(loss=lambda new: tf.reduce_mean(new**2)), "mean_not_sum"),
-    (update_with(lambda average, x, decay: tf.constant(
-        decay * average.numpy() + (1 - decay) * x.numpy())), "numpy_detour"),
-    (lambda average, x, decay: -update_with()(average, x, decay), "sign_flipped"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (update_inside(), "stateful_assign"),
+        (update_inside(ZERO), "zeros_hide_none"),
+        (update_with(watch=False), "unwatched_constant"),
+        (
+            lambda average, x, decay: update_with(source=lambda x, average, new: [x, average])(
+                average, x, decay
+            )[1],
+            "differentiated_average",
+        ),
+        (update_with(source=lambda x, average, new: new), "gradient_of_intermediate"),
+        (update_with(lambda average, x, decay: decay * x + (1 - decay) * average), "swapped_decay"),
+        (update_with(assign=False), "state_not_updated"),
+        (update_twice, "wrong_update"),
+        (update_with(loss=lambda new: tf.reduce_mean(new**2)), "mean_not_sum"),
+        (
+            update_with(
+                lambda average, x, decay: tf.constant(
+                    decay * average.numpy() + (1 - decay) * x.numpy()
+                )
+            ),
+            "numpy_detour",
+        ),
+        (lambda average, x, decay: -update_with()(average, x, decay), "sign_flipped"),
+    ],
+)
 def test_2_4_mistakes_are_named(judge, answer, mistake):
     judged(judge, check.update_and_differentiate, answer, mistake)
 
@@ -361,10 +423,18 @@ def test_instruments_are_removed_afterwards():
     from tensorflow.python.eager import backprop
     from tensorflow.python.framework import ops
 
-    before = (pywrap_tfe.TFE_Py_FastPathExecute, ops._EagerTensorBase.numpy,
-              backprop.GradientTape.gradient, backprop.GradientTape.watch)
+    before = (
+        pywrap_tfe.TFE_Py_FastPathExecute,
+        ops._EagerTensorBase.numpy,
+        backprop.GradientTape.gradient,
+        backprop.GradientTape.watch,
+    )
     check.derivative.evaluate(derivative_with(cast=None, watch=None))
     check.update_and_differentiate.evaluate(lambda *args: 1 / 0)
-    after = (pywrap_tfe.TFE_Py_FastPathExecute, ops._EagerTensorBase.numpy,
-             backprop.GradientTape.gradient, backprop.GradientTape.watch)
+    after = (
+        pywrap_tfe.TFE_Py_FastPathExecute,
+        ops._EagerTensorBase.numpy,
+        backprop.GradientTape.gradient,
+        backprop.GradientTape.watch,
+    )
     assert before == after

@@ -21,6 +21,7 @@ def rows(table):
 
 # 3.1 stable log1pexp ---------------------------------------------------------
 
+
 def naive(x):
     return tf.math.log(1.0 + tf.exp(x))
 
@@ -40,11 +41,15 @@ def softplus_rule_by_tape(up, x):
     return tape.gradient(y, x, output_gradients=up)
 
 
-@pytest.mark.parametrize("forward, backward", [
-    (softplus_by_parts, lambda up, x: up / (1.0 + tf.exp(-x))),
-    (tf.nn.softplus, lambda up, x: up * tf.exp(x - tf.nn.softplus(x))),
-    (tf.math.softplus, softplus_rule_by_tape),
-], ids=["by parts", "exp of difference", "rule asks the tape"])
+@pytest.mark.parametrize(
+    "forward, backward",
+    [
+        (softplus_by_parts, lambda up, x: up / (1.0 + tf.exp(-x))),
+        (tf.nn.softplus, lambda up, x: up * tf.exp(x - tf.nn.softplus(x))),
+        (tf.math.softplus, softplus_rule_by_tape),
+    ],
+    ids=["by parts", "exp of difference", "rule asks the tape"],
+)
 def test_log1pexp_accepts_stable_rules(judge, custom_gradient, forward, backward):
     judge(check.log1pexp_stable, custom_gradient(forward, backward))
 
@@ -67,15 +72,20 @@ def output_without_grad_fn(x):
     return tf.nn.softplus(x)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # the method: no custom rule produced the gradient
-    (naive, "custom_gradient_not_used"),
-    (tf.nn.softplus, "custom_gradient_not_used"),
-    (identity_around(tf.nn.softplus), "custom_gradient_not_used"),
-    # the decorator's contract
-    (lambda x: (tf.nn.softplus(x), lambda up: up * tf.sigmoid(x)), "forgot_decorator"),
-    (output_without_grad_fn, "forgot_grad_fn"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # the method: no custom rule produced the gradient
+            (naive, "custom_gradient_not_used"),
+            (tf.nn.softplus, "custom_gradient_not_used"),
+            (identity_around(tf.nn.softplus), "custom_gradient_not_used"),
+            # the decorator's contract
+            (lambda x: (tf.nn.softplus(x), lambda up: up * tf.sigmoid(x)), "forgot_decorator"),
+            (output_without_grad_fn, "forgot_grad_fn"),
+        ]
+    ),
+)
 def test_log1pexp_names_the_mistake_of_an_answer(judge, answer, mistake):
     judge(check.log1pexp_stable, answer, mistake)
 
@@ -100,39 +110,53 @@ def float32_backward(up, x):
 softplus = tf.nn.softplus
 
 
-@pytest.mark.parametrize("forward, backward, mistake", rows([
-    # the failure modes of the log1pexp story, the whole band and past the overflow
-    (naive, sigmoid_backward, "forward_overflow"),
-    (lambda x: tf.where(x > 20.0, x, naive(x)), sigmoid_backward, "forward_rounds_to_zero"),
-    (softplus, lambda up, x: up * tf.exp(x) * (1.0 / (1.0 + tf.exp(x))), "flush_to_zero"),
-    (softplus, hole_in_band, "flush_to_zero"),
-    (softplus, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)), "backward_overflow_nan"),
-    (softplus, gap_after_overflow, "backward_overflow_nan"),
-    (softplus, lambda up, x: up * (1 - 1 / (1 + tf.exp(x))), "documented_rule_cancellation"),
-    # whole-formula slips
-    (softplus, lambda up, x: tf.sigmoid(x), "forgot_upstream"),
-    (softplus, lambda up, x: up * tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
-    (softplus, lambda up, x: up * tf.nn.softplus(x), "value_not_derivative"),
-    (softplus, lambda up, x: up * tf.sigmoid(-x), "sigmoid_of_minus_x"),
-    (softplus, lambda up, x: -up * tf.sigmoid(x), "sign_flipped"),
-    (softplus, lambda up, x: 2.0 * up * tf.sigmoid(x), "scale_factor"),
-    (softplus, lambda up, x: up * tf.sigmoid(2.0 * x), "wrong_local_derivative"),
-    (softplus, lambda up, x: up * tf.sigmoid(x) + up**2, "upstream_not_linear"),
-    (tf.sigmoid, sigmoid_backward, "value_is_sigmoid"),
-    (lambda x: tf.nn.softplus(x) + 1.0, sigmoid_backward, "constant_offset"),
-    (lambda x: tf.nn.softplus(x) - 0.5, sigmoid_backward, "constant_offset"),
-    (softplus, lambda up, x: None, "no_gradient"),
-    (softplus, lambda up, x: (up, up), "grad_fn_raised"),
-    # float64: dtype in = dtype out, and float32-only shortcuts
-    (softplus, float32_backward, "float32_not_float64"),
-    (lambda x: tf.nn.softplus(tf.cast(x, tf.float32)), sigmoid_backward,
-     "float32_not_float64"),
-    (threshold_forward, sigmoid_backward, "float32_threshold"),
-    (softplus, lambda up, x: up * tf.where(x > 20.0, tf.ones_like(x), tf.sigmoid(x)),
-     "float32_threshold"),
-]))
-def test_log1pexp_names_the_mistake_of_a_rule(judge, custom_gradient, forward, backward,
-                                              mistake):
+@pytest.mark.parametrize(
+    "forward, backward, mistake",
+    rows(
+        [
+            # the failure modes of the log1pexp story, the whole band and past the overflow
+            (naive, sigmoid_backward, "forward_overflow"),
+            (lambda x: tf.where(x > 20.0, x, naive(x)), sigmoid_backward, "forward_rounds_to_zero"),
+            (softplus, lambda up, x: up * tf.exp(x) * (1.0 / (1.0 + tf.exp(x))), "flush_to_zero"),
+            (softplus, hole_in_band, "flush_to_zero"),
+            (softplus, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)), "backward_overflow_nan"),
+            (softplus, gap_after_overflow, "backward_overflow_nan"),
+            (
+                softplus,
+                lambda up, x: up * (1 - 1 / (1 + tf.exp(x))),
+                "documented_rule_cancellation",
+            ),
+            # whole-formula slips
+            (softplus, lambda up, x: tf.sigmoid(x), "forgot_upstream"),
+            (softplus, lambda up, x: up * tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
+            (softplus, lambda up, x: up * tf.nn.softplus(x), "value_not_derivative"),
+            (softplus, lambda up, x: up * tf.sigmoid(-x), "sigmoid_of_minus_x"),
+            (softplus, lambda up, x: -up * tf.sigmoid(x), "sign_flipped"),
+            (softplus, lambda up, x: 2.0 * up * tf.sigmoid(x), "scale_factor"),
+            (softplus, lambda up, x: up * tf.sigmoid(2.0 * x), "wrong_local_derivative"),
+            (softplus, lambda up, x: up * tf.sigmoid(x) + up**2, "upstream_not_linear"),
+            (tf.sigmoid, sigmoid_backward, "value_is_sigmoid"),
+            (lambda x: tf.nn.softplus(x) + 1.0, sigmoid_backward, "constant_offset"),
+            (lambda x: tf.nn.softplus(x) - 0.5, sigmoid_backward, "constant_offset"),
+            (softplus, lambda up, x: None, "no_gradient"),
+            (softplus, lambda up, x: (up, up), "grad_fn_raised"),
+            # float64: dtype in = dtype out, and float32-only shortcuts
+            (softplus, float32_backward, "float32_not_float64"),
+            (
+                lambda x: tf.nn.softplus(tf.cast(x, tf.float32)),
+                sigmoid_backward,
+                "float32_not_float64",
+            ),
+            (threshold_forward, sigmoid_backward, "float32_threshold"),
+            (
+                softplus,
+                lambda up, x: up * tf.where(x > 20.0, tf.ones_like(x), tf.sigmoid(x)),
+                "float32_threshold",
+            ),
+        ]
+    ),
+)
+def test_log1pexp_names_the_mistake_of_a_rule(judge, custom_gradient, forward, backward, mistake):
     judge(check.log1pexp_stable, custom_gradient(forward, backward), mistake)
 
 
@@ -140,24 +164,30 @@ def test_log1pexp_hint_lists_every_failure_mode(judge, custom_gradient):
     answer = custom_gradient(naive, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)))
     message = judge(check.log1pexp_stable, answer, "forward_overflow").message
     assert "Still 3 failure modes" in message
-    for phrase in ("(1) the value is inf at x = 88.75", "(2) the value is 0.0 at x = -",
-                   "(3) the gradient is nan at x = "):
+    for phrase in (
+        "(1) the value is inf at x = 88.75",
+        "(2) the value is 0.0 at x = -",
+        "(3) the gradient is nan at x = ",
+    ):
         assert phrase in message
 
 
 def test_log1pexp_probes_are_fresh_so_hard_coded_numbers_fail(custom_gradient):
-    table = {float(x): float(tf.sigmoid(tf.constant(x, tf.float32)))
-             for x in check.LOG1PEXP_FIXED_32}
+    table = {
+        float(x): float(tf.sigmoid(tf.constant(x, tf.float32))) for x in check.LOG1PEXP_FIXED_32
+    }
 
     def looked_up(up, x):
-        return up * tf.constant([table.get(float(v), 0.5) for v in x.numpy().ravel()],
-                                dtype=x.dtype, shape=x.shape)
+        return up * tf.constant(
+            [table.get(float(v), 0.5) for v in x.numpy().ravel()], dtype=x.dtype, shape=x.shape
+        )
 
     result = check.log1pexp_stable.evaluate(custom_gradient(tf.nn.softplus, looked_up))
     assert result.status is Status.WRONG
 
 
 # 3.2 straight-through estimator ----------------------------------------------
+
 
 def mask(x, limit=1.0):
     return tf.cast(tf.abs(x) <= limit, x.dtype)
@@ -167,10 +197,14 @@ def masked(up, x):
     return up * mask(x)
 
 
-@pytest.mark.parametrize("backward", [
-    lambda up, x: tf.where(tf.abs(x) <= 1.0, up, tf.zeros_like(up)),
-    lambda up, x: up * tf.cast((x >= -1.0) & (x <= 1.0), up.dtype),
-], ids=["where", "two comparisons"])
+@pytest.mark.parametrize(
+    "backward",
+    [
+        lambda up, x: tf.where(tf.abs(x) <= 1.0, up, tf.zeros_like(up)),
+        lambda up, x: up * tf.cast((x >= -1.0) & (x <= 1.0), up.dtype),
+    ],
+    ids=["where", "two comparisons"],
+)
 def test_binarize_accepts_correct_rules(judge, custom_gradient, backward):
     judge(check.binarize_ste, custom_gradient(tf.sign, backward))
 
@@ -180,38 +214,53 @@ def stop_gradient_trick(x):
     return clipped + tf.stop_gradient(tf.sign(x) - clipped)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (tf.sign, "custom_gradient_not_used"),
-    (stop_gradient_trick, "custom_gradient_not_used"),
-    (lambda x: tf.cast(tf.sign(x), tf.float64), "wrong_dtype"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (tf.sign, "custom_gradient_not_used"),
+            (stop_gradient_trick, "custom_gradient_not_used"),
+            (lambda x: tf.cast(tf.sign(x), tf.float64), "wrong_dtype"),
+        ]
+    ),
+)
 def test_binarize_names_the_mistake_of_an_answer(judge, answer, mistake):
     judge(check.binarize_ste, answer, mistake)
 
 
-@pytest.mark.parametrize("forward, backward, mistake", rows([
-    (tf.sign, lambda up, x: up, "not_clipped"),
-    (tf.sign, lambda up, x: mask(x), "forgot_upstream"),
-    (tf.sign, lambda up, x: up * (1.0 - mask(x)), "inverted_clip"),
-    (tf.sign, lambda up, x: up * tf.cast(tf.abs(x) < 1.0, up.dtype), "boundary_excluded"),
-    (tf.sign, lambda up, x: up * mask(x, 2.0), "wrong_mask"),
-    (tf.sign, lambda up, x: up * tf.cast(x <= 1.0, up.dtype), "wrong_mask"),
-    (tf.sign, lambda up, x: 2.0 * up * mask(x), "scale_factor"),
-    (tf.sign, lambda up, x: -up * mask(x), "sign_flipped"),
-    (tf.sign, lambda up, x: up * mask(x) * (1.0 - tf.abs(x)), "wrong_local_derivative"),
-    (tf.sign, lambda up, x: tf.sign(up) * mask(x), "upstream_not_linear"),
-    (tf.sign, lambda up, x: up * tf.cast(tf.abs(x) <= 1.0, tf.float32),
-     "float32_not_float64"),
-    (tf.sign, lambda up, x: None, "no_gradient"),
-    (tf.identity, masked, "forward_identity"),
-    (tf.round, masked, "forward_round"),
-    (lambda x: tf.clip_by_value(x, -1.0, 1.0), masked, "forward_hardtanh"),
-    (lambda x: tf.where(x >= 0.0, tf.ones_like(x), -tf.ones_like(x)), masked,
-     "sign_at_zero"),
-    (lambda x: 2.0 * tf.sign(x), masked, "scale_factor"),
-]))
-def test_binarize_names_the_mistake_of_a_rule(judge, custom_gradient, forward, backward,
-                                              mistake):
+@pytest.mark.parametrize(
+    "forward, backward, mistake",
+    rows(
+        [
+            (tf.sign, lambda up, x: up, "not_clipped"),
+            (tf.sign, lambda up, x: mask(x), "forgot_upstream"),
+            (tf.sign, lambda up, x: up * (1.0 - mask(x)), "inverted_clip"),
+            (tf.sign, lambda up, x: up * tf.cast(tf.abs(x) < 1.0, up.dtype), "boundary_excluded"),
+            (tf.sign, lambda up, x: up * mask(x, 2.0), "wrong_mask"),
+            (tf.sign, lambda up, x: up * tf.cast(x <= 1.0, up.dtype), "wrong_mask"),
+            (tf.sign, lambda up, x: 2.0 * up * mask(x), "scale_factor"),
+            (tf.sign, lambda up, x: -up * mask(x), "sign_flipped"),
+            (tf.sign, lambda up, x: up * mask(x) * (1.0 - tf.abs(x)), "wrong_local_derivative"),
+            (tf.sign, lambda up, x: tf.sign(up) * mask(x), "upstream_not_linear"),
+            (
+                tf.sign,
+                lambda up, x: up * tf.cast(tf.abs(x) <= 1.0, tf.float32),
+                "float32_not_float64",
+            ),
+            (tf.sign, lambda up, x: None, "no_gradient"),
+            (tf.identity, masked, "forward_identity"),
+            (tf.round, masked, "forward_round"),
+            (lambda x: tf.clip_by_value(x, -1.0, 1.0), masked, "forward_hardtanh"),
+            (
+                lambda x: tf.where(x >= 0.0, tf.ones_like(x), -tf.ones_like(x)),
+                masked,
+                "sign_at_zero",
+            ),
+            (lambda x: 2.0 * tf.sign(x), masked, "scale_factor"),
+        ]
+    ),
+)
+def test_binarize_names_the_mistake_of_a_rule(judge, custom_gradient, forward, backward, mistake):
     judge(check.binarize_ste, custom_gradient(forward, backward), mistake)
 
 
@@ -222,6 +271,7 @@ def test_binarize_mask_hint_names_the_points(judge, custom_gradient):
 
 
 # 3.3 clipped upstream --------------------------------------------------------
+
 
 def cube(x):
     return x**3
@@ -238,44 +288,64 @@ def clip_gradient(x):
 
 def test_clipped_upstream_accepts_correct_rules(judge, custom_gradient):
     judge(check.clipped_upstream, lambda x: clip_gradient(x**3))
-    judge(check.clipped_upstream, custom_gradient(
-        cube, lambda up, x: tf.minimum(tf.maximum(up, -1.0), 1.0) * 3.0 * x * x))
+    judge(
+        check.clipped_upstream,
+        custom_gradient(cube, lambda up, x: tf.minimum(tf.maximum(up, -1.0), 1.0) * 3.0 * x * x),
+    )
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (cube, "custom_gradient_not_used"),
-    (lambda x: clip_gradient(x) ** 3, "clipped_after_local"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (cube, "custom_gradient_not_used"),
+            (lambda x: clip_gradient(x) ** 3, "clipped_after_local"),
+        ]
+    ),
+)
 def test_clipped_upstream_names_the_mistake_of_an_answer(judge, answer, mistake):
     judge(check.clipped_upstream, answer, mistake)
 
 
-@pytest.mark.parametrize("forward, backward, mistake", rows([
-    (cube, lambda up, x: clip(up * 3.0 * x**2), "clipped_after_local"),
-    (cube, lambda up, x: up * 3.0 * x**2, "not_clipped"),
-    (cube, lambda up, x: clip(up), "forgot_local_derivative"),
-    (cube, lambda up, x: 3.0 * x**2, "forgot_upstream"),
-    (cube, lambda up, x: clip(3.0 * x**2), "forgot_upstream"),
-    (cube, lambda up, x: tf.clip_by_norm(up, 1.0) * 3.0 * x**2, "clipped_norm"),
-    (cube, lambda up, x: up * 3.0 * clip(x) ** 2, "clipped_input"),
-    (cube, lambda up, x: clip(up, -2.0, 2.0) * 3.0 * x**2, "wrong_clip_range"),
-    (cube, lambda up, x: tf.minimum(up, 1.0) * 3.0 * x**2, "wrong_clip_range"),
-    (cube, lambda up, x: clip(up) * 2.0 * x**2, "scale_factor"),
-    (cube, lambda up, x: tf.reduce_mean(clip(up) * 3.0 * x**2) * tf.ones_like(x),
-     "reduced_gradient"),
-    (cube, lambda up, x: clip(up) * 3.0 * x, "wrong_local_derivative"),
-    (cube, lambda up, x: clip(up) * 3.0 * x**2 + 0.1 * up, "upstream_not_linear"),
-    (cube, lambda up, x: clip(up, tf.constant(-1.0), tf.constant(1.0)) * 3.0 * x**2,
-     "float32_not_float64"),
-    (lambda x: clip(x**3), lambda up, x: clip(up) * 3.0 * x**2, "clipped_forward"),
-    (lambda x: x**2, lambda up, x: clip(up) * 3.0 * x**2, "wrong_value"),
-]))
-def test_clipped_upstream_names_the_mistake_of_a_rule(judge, custom_gradient, forward,
-                                                      backward, mistake):
+@pytest.mark.parametrize(
+    "forward, backward, mistake",
+    rows(
+        [
+            (cube, lambda up, x: clip(up * 3.0 * x**2), "clipped_after_local"),
+            (cube, lambda up, x: up * 3.0 * x**2, "not_clipped"),
+            (cube, lambda up, x: clip(up), "forgot_local_derivative"),
+            (cube, lambda up, x: 3.0 * x**2, "forgot_upstream"),
+            (cube, lambda up, x: clip(3.0 * x**2), "forgot_upstream"),
+            (cube, lambda up, x: tf.clip_by_norm(up, 1.0) * 3.0 * x**2, "clipped_norm"),
+            (cube, lambda up, x: up * 3.0 * clip(x) ** 2, "clipped_input"),
+            (cube, lambda up, x: clip(up, -2.0, 2.0) * 3.0 * x**2, "wrong_clip_range"),
+            (cube, lambda up, x: tf.minimum(up, 1.0) * 3.0 * x**2, "wrong_clip_range"),
+            (cube, lambda up, x: clip(up) * 2.0 * x**2, "scale_factor"),
+            (
+                cube,
+                lambda up, x: tf.reduce_mean(clip(up) * 3.0 * x**2) * tf.ones_like(x),
+                "reduced_gradient",
+            ),
+            (cube, lambda up, x: clip(up) * 3.0 * x, "wrong_local_derivative"),
+            (cube, lambda up, x: clip(up) * 3.0 * x**2 + 0.1 * up, "upstream_not_linear"),
+            (
+                cube,
+                lambda up, x: clip(up, tf.constant(-1.0), tf.constant(1.0)) * 3.0 * x**2,
+                "float32_not_float64",
+            ),
+            (lambda x: clip(x**3), lambda up, x: clip(up) * 3.0 * x**2, "clipped_forward"),
+            (lambda x: x**2, lambda up, x: clip(up) * 3.0 * x**2, "wrong_value"),
+        ]
+    ),
+)
+def test_clipped_upstream_names_the_mistake_of_a_rule(
+    judge, custom_gradient, forward, backward, mistake
+):
     judge(check.clipped_upstream, custom_gradient(forward, backward), mistake)
 
 
 # 3.4 custom gradient reading a variable ---------------------------------------
+
 
 def make_layer(backward, forward=lambda w, x: tf.nn.softplus(w * x)):
     """A make_scaled_softplus answer from backward(upstream, x, w) -> (gx, [gw])."""
@@ -285,7 +355,9 @@ def make_layer(backward, forward=lambda w, x: tf.nn.softplus(w * x)):
         def layer(x):
             def grad(upstream, variables=None):
                 return backward(upstream, x, w)
+
             return forward(w, x), grad
+
         return layer
 
     return make
@@ -306,7 +378,9 @@ def make_with_variables_argument(w):
             (v,) = variables
             s = tf.sigmoid(v * x)
             return upstream * v * s, [tf.reduce_sum(upstream * x * s)]
+
         return tf.nn.softplus(w * x), grad
+
     return layer
 
 
@@ -316,12 +390,17 @@ def make_with_w_as_input(w):
         def grad(upstream):
             s = tf.sigmoid(v * x)
             return upstream * v * s, tf.reduce_sum(upstream * x * s)
+
         return tf.nn.softplus(v * x), grad
+
     return lambda x: inner(x, w)
 
 
-@pytest.mark.parametrize("answer", [make_with_variables_argument, make_with_w_as_input],
-                         ids=["variables argument", "w passed as an input"])
+@pytest.mark.parametrize(
+    "answer",
+    [make_with_variables_argument, make_with_w_as_input],
+    ids=["variables argument", "w passed as an input"],
+)
 def test_scaled_softplus_accepts_correct_layers(judge, answer):
     judge(check.scaled_softplus, answer)
 
@@ -331,7 +410,9 @@ def make_without_variables_keyword(w):
     def layer(x):
         def grad(upstream):
             return upstream * w * sig(w, x)
+
         return tf.nn.softplus(w * x), grad
+
     return layer
 
 
@@ -350,52 +431,105 @@ def exp_sigmoid(w, x):
 
 def with_w_gradient(change):
     """The reference rule with its gradient for w passed through change(tensor)."""
-    return make_layer(lambda up, x, w: (up * w * sig(w, x),
-                                        change(tf.reduce_sum(up * x * sig(w, x)))))
+    return make_layer(
+        lambda up, x, w: (up * w * sig(w, x), change(tf.reduce_sum(up * x * sig(w, x))))
+    )
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (lambda w: lambda x: tf.nn.softplus(w * x), "custom_gradient_not_used"),
-    (make_rule_outside, "variable_outside_rule"),
-    (make_without_variables_keyword, "no_variables_keyword"),
-    (make_layer(lambda up, x, w: (w * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])),
-     "forgot_upstream"),
-    (make_layer(lambda up, x, w: (up * w * sig(w, x), [tf.reduce_sum(x * sig(w, x))])),
-     "forgot_upstream"),
-    (make_layer(lambda up, x, w: (up * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])),
-     "forgot_w"),
-    (make_layer(lambda up, x, w: (up * w * sig(w, x), [tf.reduce_sum(up * sig(w, x))])),
-     "forgot_x"),
-    (make_layer(lambda up, x, w: (up * x * sig(w, x), [tf.reduce_sum(up * w * sig(w, x))])),
-     "swapped_gradients"),
-    (make_layer(lambda up, x, w: (up * w * sig(w, x), [up * x * sig(w, x)])),
-     "variable_grad_not_reduced"),
-    (with_w_gradient(lambda g: g), "variable_grads_not_list"),
-    (make_layer(lambda up, x, w: (up * w * sig(w, x), [None])), "no_variable_gradient"),
-    (make_layer(lambda up, x, w: (up * w * sig(w, x),
-                                  [tf.reduce_mean(up * x * sig(w, x))])), "mean_not_sum"),
-    (with_w_gradient(lambda g: [g.numpy()]), "returned_numpy"),
-    (with_w_gradient(lambda g: [tf.cast(g, tf.float32)]), "float32_not_float64"),
-    (with_w_gradient(lambda g: [2.0 * g]), "scale_factor"),
-    (with_w_gradient(lambda g: [g + 1.0]), "wrong_gradient"),
-    (make_layer(lambda up, x, w: (up * w * exp_sigmoid(w, x),
-                                  [tf.reduce_sum(up * x * exp_sigmoid(w, x))])),
-     "backward_overflow_nan"),
-    (make_layer(reference_backward, forward=lambda w, x: tf.math.log(1.0 + tf.exp(w * x))),
-     "forward_overflow"),
-    (make_layer(reference_backward, forward=lambda w, x: w * tf.nn.softplus(x)),
-     "value_not_scaled_inside"),
-    (make_layer(reference_backward, forward=lambda w, x: tf.nn.softplus(x)), "wrong_value"),
-    (make_layer(lambda up, x, w: (tf.fill(tf.shape(x), tf.reduce_sum(up * w * sig(w, x))),
-                                  [tf.reduce_sum(up * x * sig(w, x))])), "reduced_gradient"),
-    (make_layer(lambda up, x, w: (up * w * tf.sigmoid(w * x + 1.0),
-                                  [tf.reduce_sum(up * x * sig(w, x))])),
-     "wrong_local_derivative"),
-    (make_layer(lambda up, x, w: (-up * w * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])),
-     "sign_flipped"),
-    (lambda w: None, "returned_none"),
-    (lambda w: tf.nn.softplus(w * 2.0), "not_a_function"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (lambda w: lambda x: tf.nn.softplus(w * x), "custom_gradient_not_used"),
+            (make_rule_outside, "variable_outside_rule"),
+            (make_without_variables_keyword, "no_variables_keyword"),
+            (
+                make_layer(lambda up, x, w: (w * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])),
+                "forgot_upstream",
+            ),
+            (
+                make_layer(lambda up, x, w: (up * w * sig(w, x), [tf.reduce_sum(x * sig(w, x))])),
+                "forgot_upstream",
+            ),
+            (
+                make_layer(lambda up, x, w: (up * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])),
+                "forgot_w",
+            ),
+            (
+                make_layer(lambda up, x, w: (up * w * sig(w, x), [tf.reduce_sum(up * sig(w, x))])),
+                "forgot_x",
+            ),
+            (
+                make_layer(
+                    lambda up, x, w: (up * x * sig(w, x), [tf.reduce_sum(up * w * sig(w, x))])
+                ),
+                "swapped_gradients",
+            ),
+            (
+                make_layer(lambda up, x, w: (up * w * sig(w, x), [up * x * sig(w, x)])),
+                "variable_grad_not_reduced",
+            ),
+            (with_w_gradient(lambda g: g), "variable_grads_not_list"),
+            (make_layer(lambda up, x, w: (up * w * sig(w, x), [None])), "no_variable_gradient"),
+            (
+                make_layer(
+                    lambda up, x, w: (up * w * sig(w, x), [tf.reduce_mean(up * x * sig(w, x))])
+                ),
+                "mean_not_sum",
+            ),
+            (with_w_gradient(lambda g: [g.numpy()]), "returned_numpy"),
+            (with_w_gradient(lambda g: [tf.cast(g, tf.float32)]), "float32_not_float64"),
+            (with_w_gradient(lambda g: [2.0 * g]), "scale_factor"),
+            (with_w_gradient(lambda g: [g + 1.0]), "wrong_gradient"),
+            (
+                make_layer(
+                    lambda up, x, w: (
+                        up * w * exp_sigmoid(w, x),
+                        [tf.reduce_sum(up * x * exp_sigmoid(w, x))],
+                    )
+                ),
+                "backward_overflow_nan",
+            ),
+            (
+                make_layer(
+                    reference_backward, forward=lambda w, x: tf.math.log(1.0 + tf.exp(w * x))
+                ),
+                "forward_overflow",
+            ),
+            (
+                make_layer(reference_backward, forward=lambda w, x: w * tf.nn.softplus(x)),
+                "value_not_scaled_inside",
+            ),
+            (make_layer(reference_backward, forward=lambda w, x: tf.nn.softplus(x)), "wrong_value"),
+            (
+                make_layer(
+                    lambda up, x, w: (
+                        tf.fill(tf.shape(x), tf.reduce_sum(up * w * sig(w, x))),
+                        [tf.reduce_sum(up * x * sig(w, x))],
+                    )
+                ),
+                "reduced_gradient",
+            ),
+            (
+                make_layer(
+                    lambda up, x, w: (
+                        up * w * tf.sigmoid(w * x + 1.0),
+                        [tf.reduce_sum(up * x * sig(w, x))],
+                    )
+                ),
+                "wrong_local_derivative",
+            ),
+            (
+                make_layer(
+                    lambda up, x, w: (-up * w * sig(w, x), [tf.reduce_sum(up * x * sig(w, x))])
+                ),
+                "sign_flipped",
+            ),
+            (lambda w: None, "returned_none"),
+            (lambda w: tf.nn.softplus(w * 2.0), "not_a_function"),
+        ]
+    ),
+)
 def test_scaled_softplus_names_the_mistake(judge, answer, mistake):
     judge(check.scaled_softplus, answer, mistake)
 
@@ -404,8 +538,10 @@ def test_scaled_softplus_stub_inside_the_layer_is_not_attempted(judge, stub):
     judge(check.scaled_softplus, lambda w: stub, "not_attempted")
 
 
-@pytest.mark.parametrize("check_function", [check.log1pexp_stable, check.binarize_ste,
-                                            check.clipped_upstream],
-                         ids=["3.1", "3.2", "3.3"])
+@pytest.mark.parametrize(
+    "check_function",
+    [check.log1pexp_stable, check.binarize_ste, check.clipped_upstream],
+    ids=["3.1", "3.2", "3.3"],
+)
 def test_a_decorated_stub_is_not_attempted(judge, custom_gradient, stub, check_function):
     judge(check_function, custom_gradient(stub, stub), "not_attempted")

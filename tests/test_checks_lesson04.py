@@ -30,8 +30,19 @@ def rows(table):
     return [pytest.param(*row, id=f"{i}-{row[-1]}") for i, row in enumerate(table)]
 
 
-def nested(f, *inputs, inner=0, outer=0, watch=SOURCE, watch_inner=True, inside=True,
-           target=lambda first: first, target_inside=True, method="gradient", **options):
+def nested(
+    f,
+    *inputs,
+    inner=0,
+    outer=0,
+    watch=SOURCE,
+    watch_inner=True,
+    inside=True,
+    target=lambda first: first,
+    target_inside=True,
+    method="gradient",
+    **options,
+):
     """The solutions' two nested tapes, laid out the ways learners lay them out.
 
     Returns ``(first, second)``: the inner tape differentiates ``f(*inputs)`` with
@@ -71,6 +82,7 @@ def by_tape(f, x):
 # --------------------------------------------------------------------------
 # 4.1 one Newton step
 
+
 def newton(f, x, **changes):
     first, second = nested(f, x, **changes)
     return x - first / second
@@ -103,32 +115,49 @@ def newton_target_after_block(f, x):
     return x - first / (0.5 * doubled)
 
 
-@pytest.mark.parametrize("answer, words, mistake", rows([
-    # the tapes: a None, or no nesting at all
-    (lambda f, x: x - tf.math.divide_no_nan(*nested(f, x, inside=False)),
-     ["outer tape's `with` block"], "gradient_outside_tape"),
-    (lambda f, x: newton(f, x, watch=None), ["outer.watch"], "outer_not_watching"),
-    (lambda f, x: newton(f, x, inside=False, unconnected_gradients=ZERO),
-     ["unconnected_gradients=ZERO", "after the outer tape's"], "zeros_hide_none"),
-    (lambda f, x: newton(f, x, watch_inner=False), ["tape.watch"], "unwatched_constant"),
-    (newton_finite_differences, ["called no tape"], "not_nested"),
-    (newton_two_separate_tapes, ["one after the other"], "not_nested"),
-    (newton_jacobian, ["diagonal"], "used_jacobian"),
-    (newton_target_after_block, ["after the tape's `with` block had closed"],
-     "computed_outside_tape"),
-    (lambda f, x: x - tf.math.multiply(*nested(f, x)),
-     ["computed f'(x) and f''(x) correctly"], "wrong_combination"),
-    # the formula of the step
-    (lambda f, x: newton(f, tf.cast(x, tf.float32)), [], "float32_not_float64"),
-    (lambda f, x: x + tf.math.divide(*nested(f, x)), [], "newton_uphill"),
-    (lambda f, x: x - nested(f, x)[1] / nested(f, x)[0], [], "newton_ratio_inverted"),
-    (lambda f, x: tf.math.divide(*nested(f, x)), [], "newton_step_only"),
-    (lambda f, x: x - f(x) / nested(f, x)[0], [], "newton_root_finding"),
-    (lambda f, x: x - nested(f, x)[0], [], "gradient_descent_step"),
-    (lambda f, x: nested(f, x)[1], [], "second_not_newton"),
-    (lambda f, x: tf.cast(newton(f, tf.cast(x, tf.float32)), x.dtype), [], "approximation"),
-    (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "wrong_shape"),
-]))
+@pytest.mark.parametrize(
+    "answer, words, mistake",
+    rows(
+        [
+            # the tapes: a None, or no nesting at all
+            (
+                lambda f, x: x - tf.math.divide_no_nan(*nested(f, x, inside=False)),
+                ["outer tape's `with` block"],
+                "gradient_outside_tape",
+            ),
+            (lambda f, x: newton(f, x, watch=None), ["outer.watch"], "outer_not_watching"),
+            (
+                lambda f, x: newton(f, x, inside=False, unconnected_gradients=ZERO),
+                ["unconnected_gradients=ZERO", "after the outer tape's"],
+                "zeros_hide_none",
+            ),
+            (lambda f, x: newton(f, x, watch_inner=False), ["tape.watch"], "unwatched_constant"),
+            (newton_finite_differences, ["called no tape"], "not_nested"),
+            (newton_two_separate_tapes, ["one after the other"], "not_nested"),
+            (newton_jacobian, ["diagonal"], "used_jacobian"),
+            (
+                newton_target_after_block,
+                ["after the tape's `with` block had closed"],
+                "computed_outside_tape",
+            ),
+            (
+                lambda f, x: x - tf.math.multiply(*nested(f, x)),
+                ["computed f'(x) and f''(x) correctly"],
+                "wrong_combination",
+            ),
+            # the formula of the step
+            (lambda f, x: newton(f, tf.cast(x, tf.float32)), [], "float32_not_float64"),
+            (lambda f, x: x + tf.math.divide(*nested(f, x)), [], "newton_uphill"),
+            (lambda f, x: x - nested(f, x)[1] / nested(f, x)[0], [], "newton_ratio_inverted"),
+            (lambda f, x: tf.math.divide(*nested(f, x)), [], "newton_step_only"),
+            (lambda f, x: x - f(x) / nested(f, x)[0], [], "newton_root_finding"),
+            (lambda f, x: x - nested(f, x)[0], [], "gradient_descent_step"),
+            (lambda f, x: nested(f, x)[1], [], "second_not_newton"),
+            (lambda f, x: tf.cast(newton(f, tf.cast(x, tf.float32)), x.dtype), [], "approximation"),
+            (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "wrong_shape"),
+        ]
+    ),
+)
 def test_newton_mistakes(judge, answer, words, mistake):
     message = judge(check.newton_step, answer, mistake).message
     assert all(word in message for word in words), message
@@ -142,6 +171,7 @@ def test_the_target_outside_hint_of_4_1_does_not_speak_of_v(judge):
 # --------------------------------------------------------------------------
 # 4.2 mixed partial
 
+
 def mixed(f, x, y, zero=True, **changes):
     """The solution of 4.2 laid out by ``nested``: the outer tape differentiates with
     respect to y, with ``unconnected_gradients=ZERO`` unless ``zero`` is False."""
@@ -154,46 +184,70 @@ def none_as_zeros(result, x, dtype=None):
 
 
 def test_mixed_partial_accepts_the_other_order_with_none_replaced(judge):
-    judge(check.mixed_partial,
-          lambda f, x, y: none_as_zeros(mixed(f, x, y, inner=1, outer=0, zero=False), x))
+    judge(
+        check.mixed_partial,
+        lambda f, x, y: none_as_zeros(mixed(f, x, y, inner=1, outer=0, zero=False), x),
+    )
 
 
 def mixed_jacobian_diagonal(f, x, y):
     jacobian = mixed(f, x, y, method="jacobian")
-    return tf.reshape(tf.linalg.diag_part(tf.reshape(jacobian, [tf.size(x), tf.size(y)])),
-                      x.shape)
+    return tf.reshape(tf.linalg.diag_part(tf.reshape(jacobian, [tf.size(x), tf.size(y)])), x.shape)
 
 
 def mixed_finite_difference_in_y(f, x, y):
     def slope_in_x(at_y):
         return by_tape(lambda x: f(x, at_y), x)
+
     return (slope_in_x(y + 1e-3) - slope_in_x(y - 1e-3)) / 2e-3
 
 
-@pytest.mark.parametrize("answer, words, mistake", rows([
-    # the tapes: a None (also one hidden as zeros), or no nesting
-    (lambda f, x, y: mixed(f, x, y, zero=False), ["ZERO"], "structural_none"),
-    (lambda f, x, y: mixed(f, x, y, inside=False, zero=False), [], "gradient_outside_tape"),
-    (lambda f, x, y: mixed(f, x, y, inside=False), ["after the outer tape's"],
-     "zeros_hide_none"),
-    (lambda f, x, y: mixed(f, x, y, watch=0), ["outer.watch"], "zeros_hide_none"),
-    (lambda f, x, y: mixed(f, x, y, watch=0, zero=False), [], "outer_not_watching"),
-    (lambda f, x, y: none_as_zeros(mixed(f, x, y, watch=0, zero=False), x),
-     ["returned zeros where a tape returned None"], "outer_not_watching"),
-    (lambda f, x, y: none_as_zeros(mixed(f, x, y, zero=False), x, tf.float32), [],
-     "float32_not_float64"),
-    (mixed_finite_difference_in_y, [], "not_nested"),
-    (mixed_jacobian_diagonal, [], "used_jacobian"),
-    # what the tapes differentiate, and what is done with it
-    (lambda f, x, y: mixed(f, x, y, outer=0), ["d2z/dx2"], "wrong_source"),
-    (lambda f, x, y: mixed(f, x, y, inner=1), ["d2z/dy2"], "wrong_source"),
-    (lambda f, x, y: by_tape(lambda x: f(x, y), x) * by_tape(lambda y: f(x, y), y), [],
-     "product_of_partials"),
-    (lambda f, x, y: tf.math.sin(mixed(f, x, y)), [], "wrong_combination"),
-    (lambda f, x, y: -mixed(f, x, y), [], "sign_flipped"),
-    (lambda f, x, y: tf.cast(mixed(f, tf.cast(x, tf.float32), tf.cast(y, tf.float32)),
-                             x.dtype), [], "approximation"),
-]))
+@pytest.mark.parametrize(
+    "answer, words, mistake",
+    rows(
+        [
+            # the tapes: a None (also one hidden as zeros), or no nesting
+            (lambda f, x, y: mixed(f, x, y, zero=False), ["ZERO"], "structural_none"),
+            (lambda f, x, y: mixed(f, x, y, inside=False, zero=False), [], "gradient_outside_tape"),
+            (
+                lambda f, x, y: mixed(f, x, y, inside=False),
+                ["after the outer tape's"],
+                "zeros_hide_none",
+            ),
+            (lambda f, x, y: mixed(f, x, y, watch=0), ["outer.watch"], "zeros_hide_none"),
+            (lambda f, x, y: mixed(f, x, y, watch=0, zero=False), [], "outer_not_watching"),
+            (
+                lambda f, x, y: none_as_zeros(mixed(f, x, y, watch=0, zero=False), x),
+                ["returned zeros where a tape returned None"],
+                "outer_not_watching",
+            ),
+            (
+                lambda f, x, y: none_as_zeros(mixed(f, x, y, zero=False), x, tf.float32),
+                [],
+                "float32_not_float64",
+            ),
+            (mixed_finite_difference_in_y, [], "not_nested"),
+            (mixed_jacobian_diagonal, [], "used_jacobian"),
+            # what the tapes differentiate, and what is done with it
+            (lambda f, x, y: mixed(f, x, y, outer=0), ["d2z/dx2"], "wrong_source"),
+            (lambda f, x, y: mixed(f, x, y, inner=1), ["d2z/dy2"], "wrong_source"),
+            (
+                lambda f, x, y: by_tape(lambda x: f(x, y), x) * by_tape(lambda y: f(x, y), y),
+                [],
+                "product_of_partials",
+            ),
+            (lambda f, x, y: tf.math.sin(mixed(f, x, y)), [], "wrong_combination"),
+            (lambda f, x, y: -mixed(f, x, y), [], "sign_flipped"),
+            (
+                lambda f, x, y: tf.cast(
+                    mixed(f, tf.cast(x, tf.float32), tf.cast(y, tf.float32)), x.dtype
+                ),
+                [],
+                "approximation",
+            ),
+        ]
+    ),
+)
 def test_mixed_partial_mistakes(judge, answer, words, mistake):
     message = judge(check.mixed_partial, answer, mistake).message
     assert all(word in message for word in words), message
@@ -202,32 +256,49 @@ def test_mixed_partial_mistakes(judge, answer, words, mistake):
 # --------------------------------------------------------------------------
 # 4.3 a sigmoid whose gradient stays accurate
 
+
 def slope(up, x):
     return up * tf.sigmoid(x) * tf.sigmoid(-x)
 
 
-@pytest.mark.parametrize("forward, backward", [
-    (tf.math.sigmoid, lambda up, x: up * tf.exp(-tf.nn.softplus(x) - tf.nn.softplus(-x))),
-    (tf.sigmoid, lambda up, x: up * tf.cosh(x / 2.0) ** -2 / 4.0),  # sech(x/2)**2 / 4
-], ids=["exp of softplus", "sech squared"])
+@pytest.mark.parametrize(
+    "forward, backward",
+    [
+        (tf.math.sigmoid, lambda up, x: up * tf.exp(-tf.nn.softplus(x) - tf.nn.softplus(-x))),
+        (tf.sigmoid, lambda up, x: up * tf.cosh(x / 2.0) ** -2 / 4.0),  # sech(x/2)**2 / 4
+    ],
+    ids=["exp of softplus", "sech squared"],
+)
 def test_smooth_sigmoid_accepts_other_rules(judge, custom_gradient, forward, backward):
     judge(check.smooth_sigmoid, custom_gradient(forward, backward))
 
 
 def test_smooth_sigmoid_accepts_a_rule_whose_own_gradient_adds_zero(judge):
-    judge(check.smooth_sigmoid, lambda x: (reference.smooth_sigmoid(x) + 0.0 * tf.sigmoid(x)
-                                           + (tf.sigmoid(x) - tf.sigmoid(x))))
+    judge(
+        check.smooth_sigmoid,
+        lambda x: (
+            reference.smooth_sigmoid(x) + 0.0 * tf.sigmoid(x) + (tf.sigmoid(x) - tf.sigmoid(x))
+        ),
+    )
 
 
 def sigmoid_no_decorator(x):
     return tf.sigmoid(x), lambda upstream: slope(upstream, x)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    (tf.sigmoid, "custom_gradient_not_used"),
-    (sigmoid_no_decorator, "forgot_decorator"),
-    (lambda x: reference.smooth_sigmoid(x) * 0.5 + 0.5 * tf.sigmoid(x), "custom_rule_bypassed"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            (tf.sigmoid, "custom_gradient_not_used"),
+            (sigmoid_no_decorator, "forgot_decorator"),
+            (
+                lambda x: reference.smooth_sigmoid(x) * 0.5 + 0.5 * tf.sigmoid(x),
+                "custom_rule_bypassed",
+            ),
+        ]
+    ),
+)
 def test_smooth_sigmoid_names_the_mistake_of_an_answer(judge, answer, mistake):
     judge(check.smooth_sigmoid, answer, mistake)
 
@@ -235,40 +306,72 @@ def test_smooth_sigmoid_names_the_mistake_of_an_answer(judge, answer, mistake):
 sigmoid = tf.sigmoid
 
 
-@pytest.mark.parametrize("forward, backward, mistake", rows([
-    # right on paper, wrong in floating point on a tail
-    (sigmoid, lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.sigmoid(x)), "sigmoid_cancellation"),
-    (sigmoid, lambda up, x: up * (1.0 - tf.sigmoid(-x)) * tf.sigmoid(-x),
-     "sigmoid_cancellation"),
-    (sigmoid, lambda up, x: up * (tf.sigmoid(x) - tf.sigmoid(x) ** 2), "sigmoid_cancellation"),
-    (sigmoid, lambda up, x: up * tf.exp(-x) / (1.0 + tf.exp(-x)) ** 2, "exp_overflow"),
-    (sigmoid, lambda up, x: up * tf.exp(-x) * tf.sigmoid(x) ** 2, "exp_overflow"),
-    (sigmoid, lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.tanh(x / 2.0)) / 2.0,
-     "tail_inaccurate"),
-    (sigmoid, lambda up, x: up * (1.0 - tf.tanh(x / 2.0) ** 2) / 4.0, "tail_inaccurate"),
-    (lambda x: 1.0 - tf.sigmoid(-x), slope, "tail_inaccurate"),
-    # the rule's formula
-    (sigmoid, lambda up, x: tf.sigmoid(x) * tf.sigmoid(-x), "forgot_upstream"),
-    (sigmoid, lambda up, x: up * tf.sigmoid(x), "softplus_slope"),
-    (sigmoid, lambda up, x: up, "forgot_local_derivative"),
-    (sigmoid, lambda up, x: tf.reduce_mean(up) * tf.sigmoid(x) * tf.sigmoid(-x), "reduced_dy"),
-    (sigmoid, lambda up, x: slope(up, x) * tf.sigmoid(x), "wrong_local_derivative"),
-    (sigmoid, lambda up, x: up * slope(up, x), "upstream_not_linear"),
-    (sigmoid, lambda up, x: None, "returned_none"),
-    (sigmoid, lambda up, x: -slope(up, x), "sign_flipped"),
-    (sigmoid, lambda up, x: 2.0 * slope(up, x), "scale_factor"),
-    # the forward value
-    (lambda x: 1.0 - tf.sigmoid(x), slope, "wrong_value"),
-    (tf.math.softplus, slope, "wrong_value"),
-    (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), slope, "slope_as_value"),
-    # float64 in, float64 out
-    (sigmoid, lambda up, x: up * tf.cast(tf.sigmoid(tf.cast(x, tf.float32))
-                                         * tf.sigmoid(-tf.cast(x, tf.float32)), x.dtype),
-     "approximation"),
-    (lambda x: tf.sigmoid(tf.cast(x, tf.float32)), slope, "float32_not_float64"),
-]))
-def test_smooth_sigmoid_names_the_mistake_of_a_rule(judge, custom_gradient, forward,
-                                                    backward, mistake):
+@pytest.mark.parametrize(
+    "forward, backward, mistake",
+    rows(
+        [
+            # right on paper, wrong in floating point on a tail
+            (
+                sigmoid,
+                lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.sigmoid(x)),
+                "sigmoid_cancellation",
+            ),
+            (
+                sigmoid,
+                lambda up, x: up * (1.0 - tf.sigmoid(-x)) * tf.sigmoid(-x),
+                "sigmoid_cancellation",
+            ),
+            (
+                sigmoid,
+                lambda up, x: up * (tf.sigmoid(x) - tf.sigmoid(x) ** 2),
+                "sigmoid_cancellation",
+            ),
+            (sigmoid, lambda up, x: up * tf.exp(-x) / (1.0 + tf.exp(-x)) ** 2, "exp_overflow"),
+            (sigmoid, lambda up, x: up * tf.exp(-x) * tf.sigmoid(x) ** 2, "exp_overflow"),
+            (
+                sigmoid,
+                lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.tanh(x / 2.0)) / 2.0,
+                "tail_inaccurate",
+            ),
+            (sigmoid, lambda up, x: up * (1.0 - tf.tanh(x / 2.0) ** 2) / 4.0, "tail_inaccurate"),
+            (lambda x: 1.0 - tf.sigmoid(-x), slope, "tail_inaccurate"),
+            # the rule's formula
+            (sigmoid, lambda up, x: tf.sigmoid(x) * tf.sigmoid(-x), "forgot_upstream"),
+            (sigmoid, lambda up, x: up * tf.sigmoid(x), "softplus_slope"),
+            (sigmoid, lambda up, x: up, "forgot_local_derivative"),
+            (
+                sigmoid,
+                lambda up, x: tf.reduce_mean(up) * tf.sigmoid(x) * tf.sigmoid(-x),
+                "reduced_dy",
+            ),
+            (sigmoid, lambda up, x: slope(up, x) * tf.sigmoid(x), "wrong_local_derivative"),
+            (sigmoid, lambda up, x: up * slope(up, x), "upstream_not_linear"),
+            (sigmoid, lambda up, x: None, "returned_none"),
+            (sigmoid, lambda up, x: -slope(up, x), "sign_flipped"),
+            (sigmoid, lambda up, x: 2.0 * slope(up, x), "scale_factor"),
+            # the forward value
+            (lambda x: 1.0 - tf.sigmoid(x), slope, "wrong_value"),
+            (tf.math.softplus, slope, "wrong_value"),
+            (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), slope, "slope_as_value"),
+            # float64 in, float64 out
+            (
+                sigmoid,
+                lambda up, x: (
+                    up
+                    * tf.cast(
+                        tf.sigmoid(tf.cast(x, tf.float32)) * tf.sigmoid(-tf.cast(x, tf.float32)),
+                        x.dtype,
+                    )
+                ),
+                "approximation",
+            ),
+            (lambda x: tf.sigmoid(tf.cast(x, tf.float32)), slope, "float32_not_float64"),
+        ]
+    ),
+)
+def test_smooth_sigmoid_names_the_mistake_of_a_rule(
+    judge, custom_gradient, forward, backward, mistake
+):
     judge(check.smooth_sigmoid, custom_gradient(forward, backward), mistake)
 
 
@@ -279,6 +382,7 @@ def test_an_error_in_grad_fn_is_shown_as_the_learners(judge, custom_gradient):
 
 # --------------------------------------------------------------------------
 # 4.4 Hessian-vector product
+
 
 def hvp(f, x, v, **changes):
     return nested(f, x, target=lambda g: tf.reduce_sum(g * v), **changes)[1]
@@ -294,32 +398,45 @@ def hvp_forward_over_reverse(f, x, v):
     return accumulator.jvp(g)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # the method: reverse over reverse, H never formed
-    (hvp_forward_over_reverse, "forward_over_reverse"),
-    (lambda f, x, v: tf.linalg.matvec(nested(f, x, method="jacobian")[1], v), "used_jacobian"),
-    (lambda f, x, v: (by_tape(f, x + 1e-4 * v) - by_tape(f, x - 1e-4 * v)) / 2e-4,
-     "not_nested"),
-    (lambda f, x, v: hvp(f, x, v, target_inside=False), "computed_outside_tape"),
-    # what the outer tape differentiates, and what is done with it
-    (lambda f, x, v: by_tape(f, x), "first_not_second"),
-    (lambda f, x, v: nested(f, x)[1] * v, "hessian_row_sums"),
-    (lambda f, x, v: nested(f, x)[1], "hessian_row_sums"),
-    (lambda f, x, v: tf.reduce_sum(v * hvp(f, x, v)), "directional_derivative"),
-    (lambda f, x, v: hvp(f, x, v)[:, None] * tf.ones_like(v), "returned_hessian"),
-    (lambda f, x, v: -hvp(f, x, v), "sign_flipped"),
-    (lambda f, x, v: 0.5 * hvp(f, x, v), "scale_factor"),
-    (lambda f, x, v: hvp(f, x, v / tf.norm(v)), "scale_factor"),
-    (lambda f, x, v: hvp(f, x, v) * tf.abs(v), "wrong_combination"),
-    (lambda f, x, v: hvp(f, tf.cast(x, tf.float32), tf.cast(v, tf.float32)),
-     "float32_not_float64"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # the method: reverse over reverse, H never formed
+            (hvp_forward_over_reverse, "forward_over_reverse"),
+            (
+                lambda f, x, v: tf.linalg.matvec(nested(f, x, method="jacobian")[1], v),
+                "used_jacobian",
+            ),
+            (
+                lambda f, x, v: (by_tape(f, x + 1e-4 * v) - by_tape(f, x - 1e-4 * v)) / 2e-4,
+                "not_nested",
+            ),
+            (lambda f, x, v: hvp(f, x, v, target_inside=False), "computed_outside_tape"),
+            # what the outer tape differentiates, and what is done with it
+            (lambda f, x, v: by_tape(f, x), "first_not_second"),
+            (lambda f, x, v: nested(f, x)[1] * v, "hessian_row_sums"),
+            (lambda f, x, v: nested(f, x)[1], "hessian_row_sums"),
+            (lambda f, x, v: tf.reduce_sum(v * hvp(f, x, v)), "directional_derivative"),
+            (lambda f, x, v: hvp(f, x, v)[:, None] * tf.ones_like(v), "returned_hessian"),
+            (lambda f, x, v: -hvp(f, x, v), "sign_flipped"),
+            (lambda f, x, v: 0.5 * hvp(f, x, v), "scale_factor"),
+            (lambda f, x, v: hvp(f, x, v / tf.norm(v)), "scale_factor"),
+            (lambda f, x, v: hvp(f, x, v) * tf.abs(v), "wrong_combination"),
+            (
+                lambda f, x, v: hvp(f, tf.cast(x, tf.float32), tf.cast(v, tf.float32)),
+                "float32_not_float64",
+            ),
+        ]
+    ),
+)
 def test_hvp_mistakes(judge, answer, mistake):
     judge(check.hvp, answer, mistake)
 
 
 # --------------------------------------------------------------------------
 # 4.5 safe norm
+
 
 def squares(g):
     return tf.reduce_sum(tf.square(g), axis=-1)
@@ -330,54 +447,87 @@ def where_nonzero(norm):
     return lambda g: tf.where(squares(g) > 0, norm(squares(g)), tf.zeros_like(squares(g)))
 
 
-@pytest.mark.parametrize("answer", [
-    # a single tf.where around tf.sqrt or tf.norm is enough (lesson 03): their gradient
-    # is 0 where the upstream is 0, so they are never blamed
-    where_nonzero(tf.sqrt),
-    lambda g: tf.where(squares(g) > 0, tf.norm(g, axis=-1), 0.0 * squares(g)),
-    lambda g: tf.where(tf.norm(g, axis=-1) > 0, tf.norm(g, axis=-1), 0.0),
-    lambda g: tf.sqrt(tf.maximum(squares(g), 1e-12)),
-    where_nonzero(lambda s: tf.sqrt(tf.where(s > 0, s, tf.ones_like(s)))),
-], ids=["where around sqrt", "where around tf.norm", "where on the norm", "maximum",
-        "double where"])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # a single tf.where around tf.sqrt or tf.norm is enough (lesson 03): their gradient
+        # is 0 where the upstream is 0, so they are never blamed
+        where_nonzero(tf.sqrt),
+        lambda g: tf.where(squares(g) > 0, tf.norm(g, axis=-1), 0.0 * squares(g)),
+        lambda g: tf.where(tf.norm(g, axis=-1) > 0, tf.norm(g, axis=-1), 0.0),
+        lambda g: tf.sqrt(tf.maximum(squares(g), 1e-12)),
+        where_nonzero(lambda s: tf.sqrt(tf.where(s > 0, s, tf.ones_like(s)))),
+    ],
+    ids=[
+        "where around sqrt",
+        "where around tf.norm",
+        "where on the norm",
+        "maximum",
+        "double where",
+    ],
+)
 def test_safe_norm_correct_answers(judge, answer):
     judge(check.safe_norm, answer)
 
 
-@pytest.mark.parametrize("answer, mistake", rows([
-    # the gradient at zero rows
-    (lambda g: tf.norm(g, axis=-1), "nan_gradient_at_zero"),
-    (lambda g: tf.sqrt(squares(g)) + 1e-9, "eps_outside_sqrt"),
-    (lambda g: tf.where(squares(g) > 0, tf.math.reduce_euclidean_norm(g, axis=-1),
-                        tf.zeros_like(squares(g))), "where_without_safe_branch"),
-    (lambda g: tf.stop_gradient(tf.sqrt(squares(g) + 1e-12)), "no_gradient"),
-    (lambda g: tf.constant(np.sqrt(np.sum(g.numpy() ** 2, axis=-1) + 1e-12)), "numpy_detour"),
-    # the values
-    (lambda g: tf.sqrt(squares(g) + 1e-3), "eps_too_large"),
-    (lambda g: tf.where(tf.norm(g, axis=-1) > 0.1, tf.norm(g, axis=-1),
-                        tf.zeros_like(g[:, 0])), "threshold_too_large"),
-    (lambda g: tf.norm(tf.maximum(g, 1e-7), axis=-1), "clipped_input"),
-    (lambda g: tf.sqrt(tf.square(tf.reduce_sum(g, axis=-1)) + 1e-12), "square_of_sum"),
-    (lambda g: squares(g) + 1e-12, "squared_norm"),
-    (lambda g: tf.reduce_sum(tf.abs(g), axis=-1), "l1_norm"),
-    (lambda g: tf.sqrt(tf.reduce_mean(g * g, axis=-1) + 1e-12), "mean_not_sum"),
-    # shapes and dtypes
-    (lambda g: tf.sqrt(tf.reduce_sum(g**2) + 1e-12), "whole_tensor_norm"),
-    (lambda g: tf.sqrt(tf.reduce_sum(g**2, axis=0) + 1e-12), "wrong_axis"),
-    (lambda g: tf.sqrt(tf.reduce_sum(g**2, axis=-1, keepdims=True) + 1e-12),
-     "broadcast_shape"),
-    (lambda g: tf.sqrt(tf.cast(squares(g), tf.float32) + 1e-12), "float32_not_float64"),
-    (lambda g: tf.sqrt(squares(g) + 1e-12).numpy(), "returned_numpy"),
-]))
+@pytest.mark.parametrize(
+    "answer, mistake",
+    rows(
+        [
+            # the gradient at zero rows
+            (lambda g: tf.norm(g, axis=-1), "nan_gradient_at_zero"),
+            (lambda g: tf.sqrt(squares(g)) + 1e-9, "eps_outside_sqrt"),
+            (
+                lambda g: tf.where(
+                    squares(g) > 0,
+                    tf.math.reduce_euclidean_norm(g, axis=-1),
+                    tf.zeros_like(squares(g)),
+                ),
+                "where_without_safe_branch",
+            ),
+            (lambda g: tf.stop_gradient(tf.sqrt(squares(g) + 1e-12)), "no_gradient"),
+            (
+                lambda g: tf.constant(np.sqrt(np.sum(g.numpy() ** 2, axis=-1) + 1e-12)),
+                "numpy_detour",
+            ),
+            # the values
+            (lambda g: tf.sqrt(squares(g) + 1e-3), "eps_too_large"),
+            (
+                lambda g: tf.where(
+                    tf.norm(g, axis=-1) > 0.1, tf.norm(g, axis=-1), tf.zeros_like(g[:, 0])
+                ),
+                "threshold_too_large",
+            ),
+            (lambda g: tf.norm(tf.maximum(g, 1e-7), axis=-1), "clipped_input"),
+            (lambda g: tf.sqrt(tf.square(tf.reduce_sum(g, axis=-1)) + 1e-12), "square_of_sum"),
+            (lambda g: squares(g) + 1e-12, "squared_norm"),
+            (lambda g: tf.reduce_sum(tf.abs(g), axis=-1), "l1_norm"),
+            (lambda g: tf.sqrt(tf.reduce_mean(g * g, axis=-1) + 1e-12), "mean_not_sum"),
+            # shapes and dtypes
+            (lambda g: tf.sqrt(tf.reduce_sum(g**2) + 1e-12), "whole_tensor_norm"),
+            (lambda g: tf.sqrt(tf.reduce_sum(g**2, axis=0) + 1e-12), "wrong_axis"),
+            (
+                lambda g: tf.sqrt(tf.reduce_sum(g**2, axis=-1, keepdims=True) + 1e-12),
+                "broadcast_shape",
+            ),
+            (lambda g: tf.sqrt(tf.cast(squares(g), tf.float32) + 1e-12), "float32_not_float64"),
+            (lambda g: tf.sqrt(squares(g) + 1e-12).numpy(), "returned_numpy"),
+        ]
+    ),
+)
 def test_safe_norm_mistakes(judge, answer, mistake):
     judge(check.safe_norm, answer, mistake)
 
 
-@pytest.mark.parametrize("norm, named, not_named", [
-    (lambda s: s * tf.math.rsqrt(s), "rsqrt", "x**0.5"),
-    (lambda s: tf.exp(0.5 * tf.math.log(s)), "tf.math.log", "x**0.5"),
-    (lambda s: tf.pow(s, 0.5), "x**0.5", "rsqrt"),
-], ids=["rsqrt", "log", "pow"])
+@pytest.mark.parametrize(
+    "norm, named, not_named",
+    [
+        (lambda s: s * tf.math.rsqrt(s), "rsqrt", "x**0.5"),
+        (lambda s: tf.exp(0.5 * tf.math.log(s)), "tf.math.log", "x**0.5"),
+        (lambda s: tf.pow(s, 0.5), "x**0.5", "rsqrt"),
+    ],
+    ids=["rsqrt", "log", "pow"],
+)
 def test_the_where_hint_names_the_op_that_was_used(judge, norm, named, not_named):
     """g**2 is a power too: only a fractional power may be blamed."""
     message = judge(check.safe_norm, where_nonzero(norm), "where_without_safe_branch").message
@@ -386,10 +536,15 @@ def test_the_where_hint_names_the_op_that_was_used(judge, norm, named, not_named
 
 # --------------------------------------------------------------------------
 
+
 def test_the_checks_answer_quickly():
-    answers = [(check.newton_step, newton), (check.mixed_partial, mixed),
-               (check.smooth_sigmoid, reference.smooth_sigmoid), (check.hvp, hvp),
-               (check.safe_norm, reference.safe_norm)]
+    answers = [
+        (check.newton_step, newton),
+        (check.mixed_partial, mixed),
+        (check.smooth_sigmoid, reference.smooth_sigmoid),
+        (check.hvp, hvp),
+        (check.safe_norm, reference.safe_norm),
+    ]
     for checker, answer in answers:
         checker.evaluate(answer)  # warm up
         durations = []

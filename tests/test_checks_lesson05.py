@@ -15,6 +15,7 @@ import tensorflow as tf
 from autodiff_course.checking import Status
 from autodiff_course.checks import lesson05 as check
 
+
 def by_differences(function, x, h, axis, along_last=False):
     """Central differences of ``function`` along every unit vector of x (shaped like x;
     with ``along_last``, of x's last axis, the same step for every row), stacked along
@@ -39,6 +40,7 @@ def recorded(f, x, persistent=False, watch=True):
 
 # 5.1 the Jacobian of x * sigmoid(x) -------------------------------------------
 
+
 def swish(x):
     return x * tf.sigmoid(x)
 
@@ -61,24 +63,31 @@ def test_swish_jacobian_accepts_the_formula(judge):
     judge(check.swish_jacobian, swish_by_hand)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (lambda x: (lambda tape, y: tape.gradient(y, x))(*recorded(swish, x)), "returned_diagonal"),
-    (swish_diag(lambda x, s: s), "missed_product_rule"),
-    (swish_diag(lambda x, s: x * s * (1 - s)), "half_product_rule"),
-    (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
-    (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
-    (swish_diag(lambda x, s: x * s), "value_not_derivative"),
-    (lambda x: tf.ones_like(x)[:, None] * tf.linalg.diag_part(swish_by_hand(x))[None, :],
-     "off_diagonal_nonzero"),
-    (lambda x: -swish_by_hand(x), "sign_flipped"),
-    (lambda x: 2.0 * swish_by_hand(x), "scale_factor"),
-    (lambda x: tf.cast(swish_by_hand(tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),
-    (lambda x: swish_by_tape(tf.cast(x, tf.float32)), "float32_not_float64"),
-    (lambda x: (lambda tape, y: tape.jacobian(y, x))(*recorded(swish, x, watch=False)),
-     "unwatched_constant"),
-    (lambda x: tf.linalg.diag(0.5 + 0 * x), "hard_coded"),
-    (lambda x: swish_by_hand(x)[:, :1], "wrong_shape"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (lambda x: (lambda tape, y: tape.gradient(y, x))(*recorded(swish, x)), "returned_diagonal"),
+        (swish_diag(lambda x, s: s), "missed_product_rule"),
+        (swish_diag(lambda x, s: x * s * (1 - s)), "half_product_rule"),
+        (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
+        (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
+        (swish_diag(lambda x, s: x * s), "value_not_derivative"),
+        (
+            lambda x: tf.ones_like(x)[:, None] * tf.linalg.diag_part(swish_by_hand(x))[None, :],
+            "off_diagonal_nonzero",
+        ),
+        (lambda x: -swish_by_hand(x), "sign_flipped"),
+        (lambda x: 2.0 * swish_by_hand(x), "scale_factor"),
+        (lambda x: tf.cast(swish_by_hand(tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),
+        (lambda x: swish_by_tape(tf.cast(x, tf.float32)), "float32_not_float64"),
+        (
+            lambda x: (lambda tape, y: tape.jacobian(y, x))(*recorded(swish, x, watch=False)),
+            "unwatched_constant",
+        ),
+        (lambda x: tf.linalg.diag(0.5 + 0 * x), "hard_coded"),
+        (lambda x: swish_by_hand(x)[:, :1], "wrong_shape"),
+    ],
+)
 def test_swish_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.swish_jacobian, answer, mistake)
 
@@ -93,15 +102,24 @@ def test_swish_finite_differences_are_named(judge):
 
 # 5.2 a Jacobian row by row -----------------------------------------------------
 
+
 def rows_with(persistent=True, watch=True, upstream=None, axis=0, rows=None, dtype=True):
     def answer(f, x):
         tape, y = recorded(f, x, persistent=persistent, watch=watch)
         m = y.shape[0] if rows is None else rows
         kind = y.dtype if dtype else tf.float32
-        result = [tape.gradient(y, x, output_gradients=(
-            upstream(i, m, kind) if upstream else tf.one_hot(i, m, dtype=kind)))
-            for i in range(m)]
+        result = [
+            tape.gradient(
+                y,
+                x,
+                output_gradients=(
+                    upstream(i, m, kind) if upstream else tf.one_hot(i, m, dtype=kind)
+                ),
+            )
+            for i in range(m)
+        ]
         return tf.stack(result, axis=axis)
+
     return answer
 
 
@@ -138,31 +156,34 @@ def test_jacobian_by_rows_accepts_one_tape_per_row(judge):
     judge(check.jacobian_by_rows, rows_by_slicing)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (rows_by_jacobian, "used_jacobian"),
-    (rows_by_forward_mode, "no_row_gradients"),
-    (rows_by_differences, "finite_differences"),
-    (rows_with(axis=1), "stacked_columns"),
-    (rows_with(upstream=lambda i, m, kind: tf.ones(m, kind)), "ones_upstream"),
-    (lambda f, x: (lambda tape, y: tape.gradient(y, x))(*recorded(f, x)), "returned_gradient"),
-    (rows_with(persistent=False), "not_persistent"),
-    (rows_with(watch=False), "unwatched_constant"),
-    (rows_with(dtype=False), "one_hot_dtype"),
-    (rows_with(rows=3), "wrong_row_count"),
-    (rows_with(upstream=lambda i, m, kind: -tf.one_hot(i, m, dtype=kind)), "sign_flipped"),
-    (lambda f, x: rows_with()(f, x)[::-1], "reversed_order"),
-    (lambda f, x: tf.cast(rows_with()(f, x), tf.float32), "float32_not_float64"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (rows_by_jacobian, "used_jacobian"),
+        (rows_by_forward_mode, "no_row_gradients"),
+        (rows_by_differences, "finite_differences"),
+        (rows_with(axis=1), "stacked_columns"),
+        (rows_with(upstream=lambda i, m, kind: tf.ones(m, kind)), "ones_upstream"),
+        (lambda f, x: (lambda tape, y: tape.gradient(y, x))(*recorded(f, x)), "returned_gradient"),
+        (rows_with(persistent=False), "not_persistent"),
+        (rows_with(watch=False), "unwatched_constant"),
+        (rows_with(dtype=False), "one_hot_dtype"),
+        (rows_with(rows=3), "wrong_row_count"),
+        (rows_with(upstream=lambda i, m, kind: -tf.one_hot(i, m, dtype=kind)), "sign_flipped"),
+        (lambda f, x: rows_with()(f, x)[::-1], "reversed_order"),
+        (lambda f, x: tf.cast(rows_with()(f, x), tf.float32), "float32_not_float64"),
+    ],
+)
 def test_jacobian_by_rows_names_the_mistake(judge, answer, mistake):
     judge(check.jacobian_by_rows, answer, mistake)
 
 
 def test_not_persistent_hint_names_the_fix():
-    assert "persistent=True" in check.jacobian_by_rows.evaluate(
-        rows_with(persistent=False)).message
+    assert "persistent=True" in check.jacobian_by_rows.evaluate(rows_with(persistent=False)).message
 
 
 # 5.3 per-example Jacobians ----------------------------------------------------
+
 
 def per_example_with(method="batch_jacobian", watch=True, swap=False):
     def answer(layer, x):
@@ -171,6 +192,7 @@ def per_example_with(method="batch_jacobian", watch=True, swap=False):
             return tape.gradient(y, x)
         target, source = (x, y) if swap else (y, x)
         return getattr(tape, method)(target, source)
+
     return answer
 
 
@@ -184,43 +206,57 @@ def test_per_example_jacobian_accepts_the_diagonal_blocks(judge):
     judge(check.per_example_jacobian, per_example_diagonal_blocks)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (per_example_with("jacobian"), "returned_full_jacobian"),
-    (lambda layer, x: tf.transpose(per_example_with()(layer, x), [0, 2, 1]), "transposed"),
-    (per_example_with(swap=True), "swapped_arguments"),
-    (per_example_with("gradient"), "returned_gradient"),
-    (lambda layer, x: per_example_with()(layer, x)[0], "single_example"),
-    (per_example_with(watch=False), "unwatched_constant"),
-    (lambda layer, x: per_example_with()(
-        lambda z: tf.reduce_sum(layer(z), axis=1, keepdims=True), x), "summed_outputs"),
-    (lambda layer, x: (lambda j: tf.tile(j[:1], [x.shape[0], 1, 1]))(
-        per_example_with()(layer, x)), "repeated_slice"),
-    (lambda layer, x: 0.5 * per_example_with()(layer, x), "scale_factor"),
-    (lambda layer, x: tf.cast(per_example_with()(layer, x), tf.float32), "float32_not_float64"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (per_example_with("jacobian"), "returned_full_jacobian"),
+        (lambda layer, x: tf.transpose(per_example_with()(layer, x), [0, 2, 1]), "transposed"),
+        (per_example_with(swap=True), "swapped_arguments"),
+        (per_example_with("gradient"), "returned_gradient"),
+        (lambda layer, x: per_example_with()(layer, x)[0], "single_example"),
+        (per_example_with(watch=False), "unwatched_constant"),
+        (
+            lambda layer, x: per_example_with()(
+                lambda z: tf.reduce_sum(layer(z), axis=1, keepdims=True), x
+            ),
+            "summed_outputs",
+        ),
+        (
+            lambda layer, x: (lambda j: tf.tile(j[:1], [x.shape[0], 1, 1]))(
+                per_example_with()(layer, x)
+            ),
+            "repeated_slice",
+        ),
+        (lambda layer, x: 0.5 * per_example_with()(layer, x), "scale_factor"),
+        (lambda layer, x: tf.cast(per_example_with()(layer, x), tf.float32), "float32_not_float64"),
+    ],
+)
 def test_per_example_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.per_example_jacobian, answer, mistake)
 
 
 # 5.4 a batch_jacobian that stays right when examples interact -----------------
 
+
 def own_blocks_by_gather(layer, x):
     tape, y = recorded(layer, x)
     full = tape.jacobian(y, x)
-    return tf.stack([tf.gather(full[b], b, axis=len(y.shape) - 1)
-                     for b in range(x.shape[0])])
+    return tf.stack([tf.gather(full[b], b, axis=len(y.shape) - 1) for b in range(x.shape[0])])
 
 
 def own_blocks_with(take, transposed=False):
     """take(full (B, O, B, I), b) -> a block of shape (O, I), reshaped back (with the
     source's axes first when ``transposed``)."""
+
     def answer(layer, x):
         tape, y = recorded(layer, x)
         batch, outs, ins = x.shape[0], y.shape[1:], x.shape[1:]
-        full = tf.reshape(tape.jacobian(y, x),
-                          [batch, outs.num_elements(), batch, ins.num_elements()])
+        full = tf.reshape(
+            tape.jacobian(y, x), [batch, outs.num_elements(), batch, ins.num_elements()]
+        )
         blocks = tf.stack([take(full, b) for b in range(batch)])
         return tf.reshape(blocks, [batch, *ins, *outs] if transposed else [batch, *outs, *ins])
+
     return answer
 
 
@@ -228,22 +264,31 @@ def test_true_batch_jacobian_accepts_any_rank(judge):
     judge(check.true_batch_jacobian, own_blocks_with(lambda full, b: full[b, :, b, :]))
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (per_example_with(), "batch_jacobian_sums"),
-    (own_blocks_with(lambda full, b: tf.reduce_sum(full[b], axis=1)), "summed_rows"),
-    (own_blocks_with(lambda full, b: full[b, :, 0, :]), "first_column"),
-    (own_blocks_with(lambda full, b: full[0, :, 0, :]), "repeated_slice"),
-    (per_example_diagonal_blocks, "rank_two_only"),
-    (lambda layer, x: (lambda tape, y: tape.jacobian(y, x))(*recorded(layer, x)),
-     "returned_full_jacobian"),
-    (lambda layer, x: own_blocks_by_gather(layer, x)[:2], "hard_coded_batch"),
-    (per_example_with(watch=False), "unwatched_constant"),
-    (own_blocks_with(lambda full, b: tf.transpose(full[b, :, b, :]), transposed=True),
-     "transposed"),
-    (lambda layer, x: -own_blocks_by_gather(layer, x), "sign_flipped"),
-    (lambda layer, x: tf.cast(own_blocks_by_gather(layer, x), tf.float32),
-     "float32_not_float64"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (per_example_with(), "batch_jacobian_sums"),
+        (own_blocks_with(lambda full, b: tf.reduce_sum(full[b], axis=1)), "summed_rows"),
+        (own_blocks_with(lambda full, b: full[b, :, 0, :]), "first_column"),
+        (own_blocks_with(lambda full, b: full[0, :, 0, :]), "repeated_slice"),
+        (per_example_diagonal_blocks, "rank_two_only"),
+        (
+            lambda layer, x: (lambda tape, y: tape.jacobian(y, x))(*recorded(layer, x)),
+            "returned_full_jacobian",
+        ),
+        (lambda layer, x: own_blocks_by_gather(layer, x)[:2], "hard_coded_batch"),
+        (per_example_with(watch=False), "unwatched_constant"),
+        (
+            own_blocks_with(lambda full, b: tf.transpose(full[b, :, b, :]), transposed=True),
+            "transposed",
+        ),
+        (lambda layer, x: -own_blocks_by_gather(layer, x), "sign_flipped"),
+        (
+            lambda layer, x: tf.cast(own_blocks_by_gather(layer, x), tf.float32),
+            "float32_not_float64",
+        ),
+    ],
+)
 def test_true_batch_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.true_batch_jacobian, answer, mistake)
 
@@ -261,6 +306,7 @@ def test_true_batch_jacobian_names_a_typed_in_range_on_every_call(judge, typed):
 
 # 5.5 per-example Hessians -------------------------------------------------------
 
+
 def hessians_with(inside=True, method="batch_jacobian", watch_outer=True, scale=None):
     def answer(f, x):
         with tf.GradientTape() as outer:
@@ -276,13 +322,14 @@ def hessians_with(inside=True, method="batch_jacobian", watch_outer=True, scale=
         if method == "gradient":
             return outer.gradient(g, x)
         return getattr(outer, method)(g, x)
+
     return answer
 
 
 def hessians_one_example_at_a_time(f, x):
     hessians = []
     for b in range(x.shape[0]):
-        row = x[b:b + 1]
+        row = x[b : b + 1]
         with tf.GradientTape() as outer:
             outer.watch(row)
             with tf.GradientTape() as inner:
@@ -306,20 +353,25 @@ def test_per_example_hessians_accepts_one_example_at_a_time(judge):
     judge(check.per_example_hessians, hessians_one_example_at_a_time)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (hessians_by_differences, "not_nested"),
-    (hessians_with(inside=False), "gradient_outside_tape"),
-    (hessians_with(watch_outer=False), "outer_not_watching"),
-    (hessians_with(method="jacobian"), "returned_full_jacobian"),
-    (gradients_of, "returned_gradient"),
-    (hessians_with(method="gradient"), "gradient_of_gradient"),
-    (lambda f, x: tf.linalg.diag(tf.linalg.diag_part(hessians_with()(f, x))), "diagonal_only"),
-    (lambda f, x: (lambda g: g[:, :, None] * g[:, None, :])(gradients_of(f, x)),
-     "gradient_outer_product"),
-    (hessians_with(scale=tf.reduce_mean), "mean_not_sum"),
-    (hessians_with(scale=lambda v: 2.0 * v), "scale_factor"),
-    (lambda f, x: tf.cast(hessians_with()(f, x), tf.float32), "float32_not_float64"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (hessians_by_differences, "not_nested"),
+        (hessians_with(inside=False), "gradient_outside_tape"),
+        (hessians_with(watch_outer=False), "outer_not_watching"),
+        (hessians_with(method="jacobian"), "returned_full_jacobian"),
+        (gradients_of, "returned_gradient"),
+        (hessians_with(method="gradient"), "gradient_of_gradient"),
+        (lambda f, x: tf.linalg.diag(tf.linalg.diag_part(hessians_with()(f, x))), "diagonal_only"),
+        (
+            lambda f, x: (lambda g: g[:, :, None] * g[:, None, :])(gradients_of(f, x)),
+            "gradient_outer_product",
+        ),
+        (hessians_with(scale=tf.reduce_mean), "mean_not_sum"),
+        (hessians_with(scale=lambda v: 2.0 * v), "scale_factor"),
+        (lambda f, x: tf.cast(hessians_with()(f, x), tf.float32), "float32_not_float64"),
+    ],
+)
 def test_per_example_hessians_names_the_mistake(judge, answer, mistake):
     judge(check.per_example_hessians, answer, mistake)
 
@@ -330,6 +382,7 @@ def test_zeros_from_batch_jacobian_are_explained():
 
 
 # 5.6 a forward-mode Jacobian of any shape -------------------------------------
+
 
 def forward_with(axis=-1, tangent=None, dtype=True, inside=True, flat_only=False):
     def answer(f, x):
@@ -345,6 +398,7 @@ def forward_with(axis=-1, tangent=None, dtype=True, inside=True, flat_only=False
                 y = f(x)
             columns.append(acc.jvp(y))
         return tf.reshape(tf.stack(columns, axis=axis), y.shape + x.shape)
+
     return answer
 
 
@@ -378,28 +432,36 @@ def test_forward_jacobian_accepts_forward_mode(judge):
     judge(check.forward_jacobian_any_shape, forward_by_unstacking_eye)
 
 
-@pytest.mark.parametrize("answer, mistake", [
-    (reverse_mode_jacobian, "not_forward_mode"),
-    (forward_by_differences, "not_forward_mode"),
-    (source_first, "source_shape_first"),
-    (forward_with(axis=0), "columns_misplaced"),
-    (forward_with(tangent=tf.ones_like), "tangent_of_ones"),
-    (forward_with(dtype=False), "one_hot_dtype"),
-    (forward_with(flat_only=True), "tangent_shape"),
-    (forward_with(inside=False), "computed_outside"),
-    (lambda f, x: -forward_with()(f, x), "sign_flipped"),
-    (lambda f, x: tf.cast(forward_with()(f, x), tf.float32), "float32_not_float64"),
-    (lambda f, x: forward_with()(f, x)[..., :1], "wrong_shape"),
-])
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (reverse_mode_jacobian, "not_forward_mode"),
+        (forward_by_differences, "not_forward_mode"),
+        (source_first, "source_shape_first"),
+        (forward_with(axis=0), "columns_misplaced"),
+        (forward_with(tangent=tf.ones_like), "tangent_of_ones"),
+        (forward_with(dtype=False), "one_hot_dtype"),
+        (forward_with(flat_only=True), "tangent_shape"),
+        (forward_with(inside=False), "computed_outside"),
+        (lambda f, x: -forward_with()(f, x), "sign_flipped"),
+        (lambda f, x: tf.cast(forward_with()(f, x), tf.float32), "float32_not_float64"),
+        (lambda f, x: forward_with()(f, x)[..., :1], "wrong_shape"),
+    ],
+)
 def test_forward_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.forward_jacobian_any_shape, answer, mistake)
 
 
 # every exercise ------------------------------------------------------------------
 
-ALL_CHECKS = [check.swish_jacobian, check.jacobian_by_rows, check.per_example_jacobian,
-              check.true_batch_jacobian, check.per_example_hessians,
-              check.forward_jacobian_any_shape]
+ALL_CHECKS = [
+    check.swish_jacobian,
+    check.jacobian_by_rows,
+    check.per_example_jacobian,
+    check.true_batch_jacobian,
+    check.per_example_hessians,
+    check.forward_jacobian_any_shape,
+]
 
 
 def test_exercise_numbers_are_in_order():

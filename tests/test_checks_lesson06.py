@@ -30,6 +30,7 @@ def unbroadcast(g, shape, reduce=np.sum, keepdims=True, stretched=True):
 
 # --- 6.1 accumulate_gradient ----------------------------------------------------------
 
+
 def accumulate_get_zero(grads, key, contribution):
     grads[key] = grads.get(key, 0) + contribution
 
@@ -73,24 +74,41 @@ ACCUMULATE_WRONG = [
     (accumulate_into_contribution, "changed_in_place"),
     (lambda grads, key, c: grads.__setitem__(key, c), "overwrote_gradient"),
     (lambda grads, key, c: grads.setdefault(key, c), "kept_first_gradient"),
-    (lambda grads, key, c: grads.__setitem__(key, grads[key] * c if key in grads else c),
-     "multiplied_gradients"),
+    (
+        lambda grads, key, c: grads.__setitem__(key, grads[key] * c if key in grads else c),
+        "multiplied_gradients",
+    ),
     (lambda grads, key, c: grads.__setitem__(key, grads.get(key, c) + c), "added_twice"),
-    (lambda grads, key, c: grads.__setitem__(key, grads[key] - c if key in grads else c),
-     "subtracted_gradient"),
-    (lambda grads, key, c: grads.__setitem__(key, (grads[key] + c) / 2 if key in grads else c),
-     "averaged_gradients"),
-    (lambda grads, key, c: grads.__setitem__(key, 2 * (grads[key] + c) if key in grads else c),
-     "other"),
-    (lambda grads, key, c: grads.__setitem__(key, grads[key] + c + 0.5 if key in grads else c),
-     "upstream_not_linear"),
-    (lambda grads, key, c: grads.__setitem__(key, grads[key] + grads[key] if key in grads else c),
-     "contribution_ignored"),
+    (
+        lambda grads, key, c: grads.__setitem__(key, grads[key] - c if key in grads else c),
+        "subtracted_gradient",
+    ),
+    (
+        lambda grads, key, c: grads.__setitem__(key, (grads[key] + c) / 2 if key in grads else c),
+        "averaged_gradients",
+    ),
+    (
+        lambda grads, key, c: grads.__setitem__(key, 2 * (grads[key] + c) if key in grads else c),
+        "other",
+    ),
+    (
+        lambda grads, key, c: grads.__setitem__(key, grads[key] + c + 0.5 if key in grads else c),
+        "upstream_not_linear",
+    ),
+    (
+        lambda grads, key, c: grads.__setitem__(
+            key, grads[key] + grads[key] if key in grads else c
+        ),
+        "contribution_ignored",
+    ),
     (accumulate_zeros_float64, "wrong_dtype"),
-    (lambda grads, key, c: grads.__setitem__(
-        key, np.asarray(grads.get(key, 0) + c, dtype=np.float32)), "float32_not_float64"),
-    (lambda grads, key, c: grads.__setitem__(key, np.sum(grads.get(key, 0) + c)),
-     "wrong_shape"),
+    (
+        lambda grads, key, c: grads.__setitem__(
+            key, np.asarray(grads.get(key, 0) + c, dtype=np.float32)
+        ),
+        "float32_not_float64",
+    ),
+    (lambda grads, key, c: grads.__setitem__(key, np.sum(grads.get(key, 0) + c)), "wrong_shape"),
     (lambda grads, key, c: grads.setdefault(key, []).append(c), "returned_list"),
     (lambda grads, key, c: None, "not_stored"),
     (lambda grads, key, c: {**grads, key: c}, "returned_new_dict"),
@@ -106,11 +124,13 @@ def test_the_in_place_hint_names_the_aliasing():
 
 def test_accumulate_hints_name_the_graph():
     message = check.accumulate_gradient.evaluate(
-        lambda grads, key, c: grads.__setitem__(key, c)).message
+        lambda grads, key, c: grads.__setitem__(key, c)
+    ).message
     assert "v = x*x + x" in message and "'x'" in message
 
 
 # --- 6.2 multiply_vjp -----------------------------------------------------------------
+
 
 def rule(grad_a=lambda up, a, b: up * b, grad_b=lambda up, a, b: up * a, back=None):
     """A multiply rule from the formula of each gradient, each summed back to its input's
@@ -118,15 +138,19 @@ def rule(grad_a=lambda up, a, b: up * b, grad_b=lambda up, a, b: up * a, back=No
     back = back or unbroadcast
 
     def answer(upstream, a, b):
-        return (back(grad_a(upstream, a, b), np.shape(a)),
-                back(grad_b(upstream, a, b), np.shape(b)))
+        return (
+            back(grad_a(upstream, a, b), np.shape(a)),
+            back(grad_b(upstream, a, b), np.shape(b)),
+        )
+
     return answer
 
 
 def by_axes(g, shape):  # correct: one sum over every axis to remove, then a reshape
     added = g.ndim - len(shape)
     axes = tuple(range(added)) + tuple(
-        added + i for i, size in enumerate(shape) if size == 1 and g.shape[added + i] != 1)
+        added + i for i, size in enumerate(shape) if size == 1 and g.shape[added + i] != 1
+    )
     return g.sum(axis=axes).reshape(shape)
 
 
@@ -155,8 +179,10 @@ MULTIPLY_WRONG = [
     (rule(back=trailing), "wrong_shape"),
     (lambda up, a, b: rule()(up, a, b)[::-1], "reversed_order"),
     (rule(lambda up, a, b: up * a, lambda up, a, b: up * b), "swapped_operands"),
-    (rule(lambda up, a, b: np.ones_like(up) * b, lambda up, a, b: np.ones_like(up) * a),
-     "forgot_upstream"),
+    (
+        rule(lambda up, a, b: np.ones_like(up) * b, lambda up, a, b: np.ones_like(up) * a),
+        "forgot_upstream",
+    ),
     (rule(lambda up, a, b: up, lambda up, a, b: up), "forgot_local_derivative"),
     (rule(back=lambda g, shape: unbroadcast(g, shape, reduce=np.mean)), "mean_not_sum"),
     (each(lambda g: -g), "sign_flipped"),
@@ -201,6 +227,7 @@ def test_numbers_copied_from_one_run_fail_the_next():
 
 # --- 6.3 matmul_vjp -------------------------------------------------------------------
 
+
 def matmul_reference(upstream, a, b):
     return upstream @ b.T, a.T @ upstream
 
@@ -229,8 +256,10 @@ MATMUL_WRONG = [
     (lambda up, a, b: (up * b, up * a), "elementwise_rule"),
     (lambda up, a, b: (-(up @ b.T), -(a.T @ up)), "sign_flipped"),
     (lambda up, a, b: (0.5 * up @ b.T, 0.5 * a.T @ up), "scale_factor"),
-    (lambda up, a, b: ((up @ b.T).astype(np.float32), (a.T @ up).astype(np.float32)),
-     "float32_not_float64"),
+    (
+        lambda up, a, b: ((up @ b.T).astype(np.float32), (a.T @ up).astype(np.float32)),
+        "float32_not_float64",
+    ),
     (lambda up, a, b: (up @ b.T, a.T @ up.__imul__(2.0) / 2.0), "changed_in_place"),
     (lambda up, a, b: (up @ b.T @ b.T @ b, a.T @ up), "wrong_local_derivative"),
     (lambda up, a, b: up @ b.T, "not_a_pair"),
@@ -245,9 +274,11 @@ def test_matmul_shape_error_says_which_product_fits():
 
 # --- 6.4 log1pexp_rule ------------------------------------------------------------------
 
+
 def rule_reference(x):
     def grad_fn(upstream):
         return upstream * np.exp(-np.logaddexp(0.0, -x))
+
     return np.logaddexp(0.0, x), grad_fn
 
 
@@ -267,8 +298,7 @@ def rule_naive_gradient(x):
 
 
 def rule_documented(x):
-    return (np.logaddexp(0.0, x),
-            lambda upstream: upstream * (1.0 - 1.0 / (1.0 + np.exp(x))))
+    return (np.logaddexp(0.0, x), lambda upstream: upstream * (1.0 - 1.0 / (1.0 + np.exp(x))))
 
 
 def rule_float32(x):
@@ -280,6 +310,7 @@ def rule_finite_difference(x):
     def grad_fn(upstream):
         h = 1e-3 * np.ones_like(x)
         return upstream * (np.logaddexp(0.0, x + h) - np.logaddexp(0.0, x - h)) / (2 * h)
+
     return np.logaddexp(0.0, x), grad_fn
 
 
@@ -305,46 +336,85 @@ LOG1PEXP_WRONG = [
     (rule_naive_value, "inf_value"),
     (rule_naive_gradient, "nan_gradient"),
     (rule_documented, "cancels_for_negative_x"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up * 0.5 * (1 + np.tanh(x / 2))),
-     "cancels_for_negative_x"),
-    (lambda x: (np.where(x > 30, x, np.log(1 + np.exp(np.minimum(x, 30)))),
-                rule_reference(x)[1]), "value_cancels"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: np.exp(-np.logaddexp(0.0, -x))),
-     "forgot_upstream"),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up * 0.5 * (1 + np.tanh(x / 2))),
+        "cancels_for_negative_x",
+    ),
+    (
+        lambda x: (
+            np.where(x > 30, x, np.log(1 + np.exp(np.minimum(x, 30)))),
+            rule_reference(x)[1],
+        ),
+        "value_cancels",
+    ),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: np.exp(-np.logaddexp(0.0, -x))),
+        "forgot_upstream",
+    ),
     (lambda x: (np.logaddexp(0.0, x), lambda up: up), "forgot_local_derivative"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up * np.exp(-np.logaddexp(0.0, x))),
-     "negated_input"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up * np.logaddexp(0.0, x)),
-     "value_not_derivative"),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up * np.exp(-np.logaddexp(0.0, x))),
+        "negated_input",
+    ),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up * np.logaddexp(0.0, x)),
+        "value_not_derivative",
+    ),
     (lambda x: (np.exp(-np.logaddexp(0.0, -x)), lambda up: up), "output_is_derivative"),
     (rule_float32, "float32_not_float64"),
     (lambda x: (np.logaddexp(np.float64(0), x), rule_reference(x)[1]), "wrong_dtype"),
     (rule_finite_difference, "approximation"),
-    (lambda x: (np.logaddexp(0.0, np.maximum(x, -30.0)), rule_reference(x)[1]),
-     "wrong_for_negative_x"),  # a clipped tail
-    (lambda x: (np.logaddexp(0.0, x),
-                lambda up: np.where(x < -25, 0.0, rule_reference(x)[1](up))),
-     "wrong_for_negative_x"),  # a tail cut off to zero
-    (lambda x: (np.logaddexp(0.0, x),
-                lambda up: np.where(x > 0, up, rule_reference(x)[1](up))),
-     "wrong_for_positive_x"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: np.abs(up) * np.exp(-np.logaddexp(0.0, -x))),
-     "upstream_used_wrongly"),
+    (
+        lambda x: (np.logaddexp(0.0, np.maximum(x, -30.0)), rule_reference(x)[1]),
+        "wrong_for_negative_x",
+    ),  # a clipped tail
+    (
+        lambda x: (
+            np.logaddexp(0.0, x),
+            lambda up: np.where(x < -25, 0.0, rule_reference(x)[1](up)),
+        ),
+        "wrong_for_negative_x",
+    ),  # a tail cut off to zero
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: np.where(x > 0, up, rule_reference(x)[1](up))),
+        "wrong_for_positive_x",
+    ),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: np.abs(up) * np.exp(-np.logaddexp(0.0, -x))),
+        "upstream_used_wrongly",
+    ),
     (lambda x: (np.maximum(x, 0.0), rule_reference(x)[1]), "relu_not_softplus"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up * (x > 0).astype(x.dtype)),
-     "relu_not_softplus"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up * np.exp(-np.logaddexp(0.0, -x))
-                * np.exp(-np.logaddexp(0.0, x))), "differentiated_twice"),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up * (x > 0).astype(x.dtype)),
+        "relu_not_softplus",
+    ),
+    (
+        lambda x: (
+            np.logaddexp(0.0, x),
+            lambda up: up * np.exp(-np.logaddexp(0.0, -x)) * np.exp(-np.logaddexp(0.0, x)),
+        ),
+        "differentiated_twice",
+    ),
     (lambda x: (np.logaddexp(0.0, x), lambda up: up * np.exp(x)), "nan_or_inf"),
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up + np.exp(-np.logaddexp(0.0, -x))),
-     "upstream_not_linear"),
-    (lambda x: (np.logaddexp(0.0, x),
-                lambda up: up / (1.0 + np.exp(-x)) * (1.0 + 0.1 * np.sin(x))),
-     "wrong_local_derivative"),  # wrong on both sides of 0, whatever the fresh points
-    (lambda x: (np.logaddexp(0.0, x), lambda up: up[::-1] * np.exp(-np.logaddexp(0.0, -x))),
-     "upstream_used_wrongly"),  # the upstream of another point
-    (lambda x: (np.logaddexp(0.0, x), lambda up: -up * np.exp(-np.logaddexp(0.0, -x))),
-     "sign_flipped"),
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up + np.exp(-np.logaddexp(0.0, -x))),
+        "upstream_not_linear",
+    ),
+    (
+        lambda x: (
+            np.logaddexp(0.0, x),
+            lambda up: up / (1.0 + np.exp(-x)) * (1.0 + 0.1 * np.sin(x)),
+        ),
+        "wrong_local_derivative",
+    ),  # wrong on both sides of 0, whatever the fresh points
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: up[::-1] * np.exp(-np.logaddexp(0.0, -x))),
+        "upstream_used_wrongly",
+    ),  # the upstream of another point
+    (
+        lambda x: (np.logaddexp(0.0, x), lambda up: -up * np.exp(-np.logaddexp(0.0, -x))),
+        "sign_flipped",
+    ),
     (lambda x: (np.logaddexp(0.0, x), 1.0), "grad_fn_not_callable"),
     (lambda x: np.logaddexp(0.0, x), "not_a_pair"),
     (lambda x: (np.logaddexp(0.0, x), lambda up: (up, up)), "wrong_structure"),
@@ -361,6 +431,7 @@ def test_grad_fn_runs_with_an_upstream_that_is_not_one():
         def watched(upstream):
             seen.append((x.dtype, upstream.copy()))
             return grad_fn(upstream)
+
         return value, watched
 
     assert check.log1pexp_rule.evaluate(spy).status is Status.CORRECT
@@ -392,10 +463,13 @@ VERDICTS = {  # check: (correct answers, [(wrong answer, its mistake)])
 }
 
 
-@pytest.mark.parametrize("checker, answer, mistake", [
-    pytest.param(checker, answer, mistake,
-                 id=f"{checker.exercise}-{i}-{mistake or 'correct'}")
-    for checker, (correct, wrong) in VERDICTS.items()
-    for i, (answer, mistake) in enumerate([(a, None) for a in correct] + wrong)])
+@pytest.mark.parametrize(
+    "checker, answer, mistake",
+    [
+        pytest.param(checker, answer, mistake, id=f"{checker.exercise}-{i}-{mistake or 'correct'}")
+        for checker, (correct, wrong) in VERDICTS.items()
+        for i, (answer, mistake) in enumerate([(a, None) for a in correct] + wrong)
+    ],
+)
 def test_verdicts(judge, checker, answer, mistake):
     judge(checker, answer, mistake, runs=2)

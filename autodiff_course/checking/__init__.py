@@ -27,53 +27,155 @@ differences of a float64 reference), never with the code path the exercise asks 
 """
 
 from . import mistakes
-from .answers import (
-    FORGOT_DECORATOR_HINT, TIME_LIMIT_SECONDS, as_sequence, as_values, call_answer,
-    forgot_custom_gradient_decorator, function_label, learner_code, require_callable,
-    shape_hint, shape_of, time_limit,
-)
-from .differentiating import (
-    Recorded, forbid_jacobian, gradient_values, none_hint, observed_call,
-    observed_call_keeping_errors, raise_if_none, record_answer, require_by_hand,
-    require_custom_backward_ran, require_custom_gradient, require_forward_mode,
-    require_nested, require_output_gradients, trace, why_none,
-)
-from .judging import (
-    FLOAT32, FLOAT64, Tolerance, close_points, describe_difference, diagnose_mistake,
-    explain_difference, generic_mistake, matches, matches_where_finite, tolerance_for,
-    worst_point,
-)
+from .answers import FORGOT_DECORATOR_HINT
+from .answers import TIME_LIMIT_SECONDS
+from .answers import as_sequence
+from .answers import as_values
+from .answers import call_answer
+from .answers import forgot_custom_gradient_decorator
+from .answers import function_label
+from .answers import learner_code
+from .answers import require_callable
+from .answers import shape_hint
+from .answers import shape_of
+from .answers import time_limit
+from .differentiating import Recorded
+from .differentiating import forbid_jacobian
+from .differentiating import gradient_values
+from .differentiating import none_hint
+from .differentiating import observed_call
+from .differentiating import observed_call_keeping_errors
+from .differentiating import raise_if_none
+from .differentiating import record_answer
+from .differentiating import require_by_hand
+from .differentiating import require_custom_backward_ran
+from .differentiating import require_custom_gradient
+from .differentiating import require_forward_mode
+from .differentiating import require_nested
+from .differentiating import require_output_gradients
+from .differentiating import trace
+from .differentiating import why_none
 from .judge import judge
-from .observing import MethodLog, observe
-from .patterns import close_on_the_whole, floor_of, only_float32_digits, partly_right
-from .provenance import (
-    Run, explain_missing, first_missing, raise_if_missing, raise_if_partly_cut,
-    raise_if_zeros_hide, run_answer,
-)
-from .probes import fresh_rng, points, signed, sizes, tensor, upstream
-from .verdicts import (
-    NOT_ATTEMPTED_MESSAGE, REPORT_ENVIRONMENT_VARIABLE, STRICT_ENVIRONMENT_VARIABLE,
-    CheckResult, ExerciseNotSolved, NotAttempted, Status, Wrong, evaluate, exercise,
-    first_line, strict_checks, strict_mode,
-)
+from .judging import FLOAT32
+from .judging import FLOAT64
+from .judging import Tolerance
+from .judging import close_points
+from .judging import describe_difference
+from .judging import diagnose_mistake
+from .judging import explain_difference
+from .judging import generic_mistake
+from .judging import matches
+from .judging import matches_where_finite
+from .judging import tolerance_for
+from .judging import worst_point
+from .observing import MethodLog
+from .observing import observe
+from .patterns import close_on_the_whole
+from .patterns import floor_of
+from .patterns import only_float32_digits
+from .patterns import partly_right
+from .probes import fresh_rng
+from .probes import points
+from .probes import signed
+from .probes import sizes
+from .probes import tensor
+from .probes import upstream
+from .provenance import Run
+from .provenance import explain_missing
+from .provenance import first_missing
+from .provenance import raise_if_missing
+from .provenance import raise_if_partly_cut
+from .provenance import raise_if_zeros_hide
+from .provenance import run_answer
+from .verdicts import NOT_ATTEMPTED_MESSAGE
+from .verdicts import REPORT_ENVIRONMENT_VARIABLE
+from .verdicts import STRICT_ENVIRONMENT_VARIABLE
+from .verdicts import CheckResult
+from .verdicts import ExerciseNotSolved
+from .verdicts import NotAttempted
+from .verdicts import Status
+from .verdicts import Wrong
+from .verdicts import evaluate
+from .verdicts import exercise
+from .verdicts import first_line
+from .verdicts import strict_checks
+from .verdicts import strict_mode
 
 __all__ = [
-    "CheckResult", "ExerciseNotSolved", "FLOAT32", "FLOAT64", "FORGOT_DECORATOR_HINT",
-    "MethodLog", "NOT_ATTEMPTED_MESSAGE", "NotAttempted", "REPORT_ENVIRONMENT_VARIABLE",
-    "Recorded", "STRICT_ENVIRONMENT_VARIABLE", "Status", "TIME_LIMIT_SECONDS",
-    "Tolerance", "Wrong", "as_sequence", "as_values", "call_answer", "close_points",
-    "describe_difference", "diagnose_mistake", "evaluate", "exercise",
-    "explain_difference", "first_line", "forbid_jacobian", "forgot_custom_gradient_decorator",
-    "fresh_rng", "function_label", "generic_mistake", "gradient_values", "learner_code",
-    "matches", "matches_where_finite", "mistakes", "none_hint", "observe", "observed_call",
-    "observed_call_keeping_errors", "points", "raise_if_none", "record_answer",
-    "require_by_hand", "require_callable", "require_custom_backward_ran",
-    "require_custom_gradient", "require_forward_mode", "require_nested",
-    "require_output_gradients", "Run", "explain_missing", "first_missing",
-    "raise_if_missing", "raise_if_partly_cut", "raise_if_zeros_hide", "run_answer",
-    "close_on_the_whole", "floor_of", "judge", "only_float32_digits", "partly_right",
-    "shape_hint", "shape_of", "signed", "sizes", "strict_checks", "strict_mode", "tensor",
-    "time_limit", "tolerance_for", "trace", "upstream", "why_none", "worst_point",
+    "CheckResult",
+    "ExerciseNotSolved",
+    "FLOAT32",
+    "FLOAT64",
+    "FORGOT_DECORATOR_HINT",
+    "MethodLog",
+    "NOT_ATTEMPTED_MESSAGE",
+    "NotAttempted",
+    "REPORT_ENVIRONMENT_VARIABLE",
+    "Recorded",
+    "STRICT_ENVIRONMENT_VARIABLE",
+    "Status",
+    "TIME_LIMIT_SECONDS",
+    "Tolerance",
+    "Wrong",
+    "as_sequence",
+    "as_values",
+    "call_answer",
+    "close_points",
+    "describe_difference",
+    "diagnose_mistake",
+    "evaluate",
+    "exercise",
+    "explain_difference",
+    "first_line",
+    "forbid_jacobian",
+    "forgot_custom_gradient_decorator",
+    "fresh_rng",
+    "function_label",
+    "generic_mistake",
+    "gradient_values",
+    "learner_code",
+    "matches",
+    "matches_where_finite",
+    "mistakes",
+    "none_hint",
+    "observe",
+    "observed_call",
+    "observed_call_keeping_errors",
+    "points",
+    "raise_if_none",
+    "record_answer",
+    "require_by_hand",
+    "require_callable",
+    "require_custom_backward_ran",
+    "require_custom_gradient",
+    "require_forward_mode",
+    "require_nested",
+    "require_output_gradients",
+    "Run",
+    "explain_missing",
+    "first_missing",
+    "raise_if_missing",
+    "raise_if_partly_cut",
+    "raise_if_zeros_hide",
+    "run_answer",
+    "close_on_the_whole",
+    "floor_of",
+    "judge",
+    "only_float32_digits",
+    "partly_right",
+    "shape_hint",
+    "shape_of",
+    "signed",
+    "sizes",
+    "strict_checks",
+    "strict_mode",
+    "tensor",
+    "time_limit",
+    "tolerance_for",
+    "trace",
+    "upstream",
+    "why_none",
+    "worst_point",
 ]
 
 # Transitional alias for check modules written before the package existed.

@@ -25,13 +25,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .verdicts import NotAttempted, Wrong, first_line
+from .verdicts import NotAttempted
+from .verdicts import Wrong
+from .verdicts import first_line
 
 TIME_LIMIT_SECONDS = float(os.environ.get("AUTODIFF_COURSE_TIME_LIMIT", "20"))
 
 _LIBRARY_FOLDERS = tuple(
-    str(Path(p).resolve()) for p in
-    {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    str(Path(p).resolve())
+    for p in {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     | {str(Path(__file__).resolve().parent.parent)}
 )
 
@@ -59,8 +61,11 @@ def _is_learner_frame(filename: str) -> bool:
 
 def where_in_learner_code(error: BaseException) -> str:
     """' (line N of your code: `...`)' for the last frame of the learner's own code."""
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if _is_learner_frame(frame.filename)]
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if _is_learner_frame(frame.filename)
+    ]
     if not frames:
         return ""
     frame = frames[-1]
@@ -76,8 +81,12 @@ def time_limit(seconds: float | None = None):
     The default is :data:`TIME_LIMIT_SECONDS`, read when the block starts.
     """
     seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
-    usable = (seconds and seconds > 0 and hasattr(signal, "SIGALRM")
-              and threading.current_thread() is threading.main_thread())
+    usable = (
+        seconds
+        and seconds > 0
+        and hasattr(signal, "SIGALRM")
+        and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return
@@ -109,42 +118,58 @@ def learner_code(label: str = "Your function", seconds: float | None = None):
     except NotImplementedError:
         raise NotAttempted() from None
     except AnswerTooSlow:
-        raise Wrong(f"{label} was still running after {seconds:g} s, so the check "
-                    f"stopped it. Look for a loop that never ends (a `while` whose "
-                    f"condition never changes), or work on whole tensors instead of "
-                    f"one element at a time.", "too_slow") from None
+        raise Wrong(
+            f"{label} was still running after {seconds:g} s, so the check "
+            f"stopped it. Look for a loop that never ends (a `while` whose "
+            f"condition never changes), or work on whole tensors instead of "
+            f"one element at a time.",
+            "too_slow",
+        ) from None
     except RecursionError as error:
-        raise Wrong(f"{label} calls itself without end (RecursionError)"
-                    f"{where_in_learner_code(error)}. Did a function call itself "
-                    f"instead of the TensorFlow op of the same name?", "raised") from None
+        raise Wrong(
+            f"{label} calls itself without end (RecursionError)"
+            f"{where_in_learner_code(error)}. Did a function call itself "
+            f"instead of the TensorFlow op of the same name?",
+            "raised",
+        ) from None
     except (Wrong, NotAttempted):
         raise
     except Exception as error:
-        message = (f"{label} raised {type(error).__name__}: {first_line(error)}"
-                   f"{where_in_learner_code(error)}")
+        message = (
+            f"{label} raised {type(error).__name__}: {first_line(error)}"
+            f"{where_in_learner_code(error)}"
+        )
         raise _dtype_clash(message) or Wrong(message, "raised") from None
 
 
-_FLOAT_CLASH = re.compile(r"(double tensor but is a float tensor|float tensor but is a "
-                          r"double tensor|float64 != tf\.float32|float32 != tf\.float64|"
-                          r"dtype float32.*float64|dtype float64.*float32|"
-                          r"DT_FLOAT.*DT_DOUBLE|DT_DOUBLE.*DT_FLOAT|"
-                          r"expected float but got double|expected double but got float)",
-                          re.IGNORECASE)
+_FLOAT_CLASH = re.compile(
+    r"(double tensor but is a float tensor|float tensor but is a "
+    r"double tensor|float64 != tf\.float32|float32 != tf\.float64|"
+    r"dtype float32.*float64|dtype float64.*float32|"
+    r"DT_FLOAT.*DT_DOUBLE|DT_DOUBLE.*DT_FLOAT|"
+    r"expected float but got double|expected double but got float)",
+    re.IGNORECASE,
+)
 _INTEGER_CLASH = re.compile(r"(int32|int64)")
 
 
 def _dtype_clash(message: str) -> Wrong | None:
     """A plain-words verdict for TensorFlow's refusal to mix dtypes, or None."""
     if _FLOAT_CLASH.search(message):
-        return Wrong(message + ". The check also calls your function with float64 "
-                     "tensors, and a float32 value met them: write constants as plain "
-                     "Python numbers (1.0) or with dtype=x.dtype, and cast with "
-                     "tf.cast(..., x.dtype).", "float32_not_float64")
+        return Wrong(
+            message + ". The check also calls your function with float64 "
+            "tensors, and a float32 value met them: write constants as plain "
+            "Python numbers (1.0) or with dtype=x.dtype, and cast with "
+            "tf.cast(..., x.dtype).",
+            "float32_not_float64",
+        )
     if _INTEGER_CLASH.search(message) and ("float" in message or "double" in message):
-        return Wrong(message + ". tf.size and tf.shape give integer tensors, and "
-                     "TensorFlow does not mix integers with floats: convert first, "
-                     "e.g. tf.cast(tf.size(x), x.dtype).", "integer_mixed_in")
+        return Wrong(
+            message + ". tf.size and tf.shape give integer tensors, and "
+            "TensorFlow does not mix integers with floats: convert first, "
+            "e.g. tf.cast(tf.size(x), x.dtype).",
+            "integer_mixed_in",
+        )
     return None
 
 
@@ -154,12 +179,18 @@ def function_label(answer) -> str:
 
 def require_callable(answer, *, what: str = "your function") -> None:
     if answer is None:
-        raise Wrong("The check received None instead of your function: pass "
-                    "the function itself, e.g. check.this(my_function).", "not_callable")
+        raise Wrong(
+            "The check received None instead of your function: pass "
+            "the function itself, e.g. check.this(my_function).",
+            "not_callable",
+        )
     if not callable(answer):
-        raise Wrong(f"The check expects a function, but received a "
-                    f"{type(answer).__name__}. Pass {what} itself, without "
-                    "calling it.", "not_callable")
+        raise Wrong(
+            f"The check expects a function, but received a "
+            f"{type(answer).__name__}. Pass {what} itself, without "
+            "calling it.",
+            "not_callable",
+        )
 
 
 def call_answer(answer, *args, name: str | None = None, **kwargs):
@@ -172,7 +203,8 @@ def call_answer(answer, *args, name: str | None = None, **kwargs):
 FORGOT_DECORATOR_HINT = (
     "Your function returned a pair (output, gradient function) instead of a tensor: "
     "the `@tf.custom_gradient` line above `def` is missing. The decorator is what "
-    "turns that pair into an output whose backward rule is your function.")
+    "turns that pair into an output whose backward rule is your function."
+)
 
 
 def forgot_custom_gradient_decorator(value) -> bool:
@@ -204,8 +236,9 @@ def shape_of(value):
         return None
 
 
-def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
-              require_tensor: bool = True) -> np.ndarray:
+def as_values(
+    value, *, name: str = "Your function", shape=None, dtype=None, require_tensor: bool = True
+) -> np.ndarray:
     """Check a returned value's kind, shape and dtype; return it as float64 NumPy.
 
     ``shape`` is the expected shape as a tuple; ``dtype`` a ``tf.DType`` or NumPy
@@ -215,79 +248,101 @@ def as_values(value, *, name: str = "Your function", shape=None, dtype=None,
     import tensorflow as tf
 
     if value is None:
-        raise Wrong(f"{name} returned None. Did you forget `return`? (If None came "
-                    f"from `tape.gradient`, the tape did not connect the target to "
-                    f"the source.)", "returned_none")
+        raise Wrong(
+            f"{name} returned None. Did you forget `return`? (If None came "
+            f"from `tape.gradient`, the tape did not connect the target to "
+            f"the source.)",
+            "returned_none",
+        )
     if isinstance(value, (str, bytes)):
-        raise Wrong(f"{name} returned a string ({value!r:.40}), not numbers.",
-                    "wrong_type")
+        raise Wrong(f"{name} returned a string ({value!r:.40}), not numbers.", "wrong_type")
     if forgot_custom_gradient_decorator(value):
         raise Wrong(FORGOT_DECORATOR_HINT, "forgot_decorator")
     if isinstance(value, tf.IndexedSlices):
         value = tf.convert_to_tensor(value)
     if isinstance(value, (tf.RaggedTensor, tf.SparseTensor)):
-        raise Wrong(f"{name} returned a {_kind(value)}; an ordinary dense tf.Tensor "
-                    f"was expected (tf.convert_to_tensor or .to_tensor() makes one).",
-                    "wrong_type")
+        raise Wrong(
+            f"{name} returned a {_kind(value)}; an ordinary dense tf.Tensor "
+            f"was expected (tf.convert_to_tensor or .to_tensor() makes one).",
+            "wrong_type",
+        )
     if isinstance(value, (list, tuple)) and require_tensor:
-        raise Wrong(f"{name} returned a Python {type(value).__name__}; return one "
-                    f"tensor (tf.stack or tf.convert_to_tensor can combine values).",
-                    "returned_list")
+        raise Wrong(
+            f"{name} returned a Python {type(value).__name__}; return one "
+            f"tensor (tf.stack or tf.convert_to_tensor can combine values).",
+            "returned_list",
+        )
     is_tensor = isinstance(value, (tf.Tensor, tf.Variable))
     if require_tensor and not is_tensor:
         if isinstance(value, (np.ndarray, np.generic, float, int, complex)):
-            raise Wrong(f"{name} returned a NumPy or Python number "
-                        f"({_kind(value)}), not a tf.Tensor. Keep the "
-                        f"computation in TensorFlow ops (no `.numpy()`, no `np.` "
-                        f"functions) so the tape can differentiate it.",
-                        "returned_numpy")
-        raise Wrong(f"{name} returned a {_kind(value)}; a tf.Tensor was expected.",
-                    "wrong_type")
+            raise Wrong(
+                f"{name} returned a NumPy or Python number "
+                f"({_kind(value)}), not a tf.Tensor. Keep the "
+                f"computation in TensorFlow ops (no `.numpy()`, no `np.` "
+                f"functions) so the tape can differentiate it.",
+                "returned_numpy",
+            )
+        raise Wrong(f"{name} returned a {_kind(value)}; a tf.Tensor was expected.", "wrong_type")
     if is_tensor:
         if value.dtype.is_complex:
-            raise Wrong(f"{name} returned complex numbers ({value.dtype.name}); the "
-                        f"answer is real. Look for a complex constant or tf.complex.",
-                        "complex_values")
+            raise Wrong(
+                f"{name} returned complex numbers ({value.dtype.name}); the "
+                f"answer is real. Look for a complex constant or tf.complex.",
+                "complex_values",
+            )
         if dtype is not None and value.dtype != tf.as_dtype(dtype):
             expected = tf.as_dtype(dtype)
             if expected == tf.float64 and value.dtype == tf.float32:
-                raise Wrong(f"{name} returned float32 for a float64 input: somewhere a "
-                            f"float32 constant or cast (tf.constant(...), tf.cast(..., "
-                            f"tf.float32), dtype=tf.float32) lost half the digits. "
-                            f"Build constants with dtype=x.dtype.", "float32_not_float64")
-            raise Wrong(f"{name} returned dtype {value.dtype.name}, expected "
-                        f"{expected.name}. Keep the input's dtype "
-                        f"(mixing in other constants or integers changes it).",
-                        "wrong_dtype")
+                raise Wrong(
+                    f"{name} returned float32 for a float64 input: somewhere a "
+                    f"float32 constant or cast (tf.constant(...), tf.cast(..., "
+                    f"tf.float32), dtype=tf.float32) lost half the digits. "
+                    f"Build constants with dtype=x.dtype.",
+                    "float32_not_float64",
+                )
+            raise Wrong(
+                f"{name} returned dtype {value.dtype.name}, expected "
+                f"{expected.name}. Keep the input's dtype "
+                f"(mixing in other constants or integers changes it).",
+                "wrong_dtype",
+            )
         if not (value.dtype.is_floating or value.dtype.is_integer or value.dtype.is_bool):
-            raise Wrong(f"{name} returned a tensor of {value.dtype.name}, not numbers.",
-                        "wrong_type")
+            raise Wrong(
+                f"{name} returned a tensor of {value.dtype.name}, not numbers.", "wrong_type"
+            )
         array = value.numpy()
     else:
         try:
             with np.errstate(all="ignore"):
                 array = np.asarray(value)
         except Exception:
-            raise Wrong(f"{name} returned a {_kind(value)}, which is not a "
-                        f"number or an array.", "wrong_type") from None
+            raise Wrong(
+                f"{name} returned a {_kind(value)}, which is not a number or an array.",
+                "wrong_type",
+            ) from None
         if np.iscomplexobj(array):
-            raise Wrong(f"{name} returned complex numbers; the answer is real.",
-                        "complex_values")
+            raise Wrong(f"{name} returned complex numbers; the answer is real.", "complex_values")
         wanted = None if dtype is None else np.dtype(_numpy_dtype(dtype))
         if wanted is not None and array.dtype != wanted:
             if wanted == np.float64 and array.dtype == np.float32:
-                raise Wrong(f"{name} returned float32 for a float64 input: a float32 "
-                            f"constant or cast (np.float32(...), dtype=np.float32, "
-                            f".astype(np.float32)) lost half the digits. Keep the "
-                            f"input's dtype.", "float32_not_float64")
-            raise Wrong(f"{name} returned dtype {array.dtype}, expected {wanted}. Keep "
-                        f"the input's dtype.", "wrong_dtype")
+                raise Wrong(
+                    f"{name} returned float32 for a float64 input: a float32 "
+                    f"constant or cast (np.float32(...), dtype=np.float32, "
+                    f".astype(np.float32)) lost half the digits. Keep the "
+                    f"input's dtype.",
+                    "float32_not_float64",
+                )
+            raise Wrong(
+                f"{name} returned dtype {array.dtype}, expected {wanted}. Keep the input's dtype.",
+                "wrong_dtype",
+            )
     if shape is not None and tuple(array.shape) != tuple(shape):
-        raise Wrong(shape_hint(name, tuple(array.shape), tuple(shape)), _shape_code(
-            tuple(array.shape), tuple(shape)))
+        raise Wrong(
+            shape_hint(name, tuple(array.shape), tuple(shape)),
+            _shape_code(tuple(array.shape), tuple(shape)),
+        )
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
-        raise Wrong(f"{name} returned values of type {array.dtype}, not numbers.",
-                    "wrong_type")
+        raise Wrong(f"{name} returned values of type {array.dtype}, not numbers.", "wrong_type")
     return array.astype(np.float64)
 
 
@@ -314,14 +369,18 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     """A shape mismatch in words, naming the common broadcasting slips."""
     text = f"{name} returned shape {got}, but the answer has shape {expected}."
     if _squeezed(got) == _squeezed(expected):
-        return (text + " The numbers may be right, but an axis of size 1 was added or "
-                "kept (keepdims=True, x[:, None], a (n, 1) column): reshape to "
-                f"{expected}.")
+        return (
+            text + " The numbers may be right, but an axis of size 1 was added or "
+            "kept (keepdims=True, x[:, None], a (n, 1) column): reshape to "
+            f"{expected}."
+        )
     if len(got) == 2 and len(expected) == 2 and got == expected[::-1]:
         return text + " It is transposed: rows and columns are swapped."
     if got == () and expected != ():
-        return (text + " A single number came back: was everything summed or "
-                "averaged (a sum or mean without an axis)?")
+        return (
+            text + " A single number came back: was everything summed or "
+            "averaged (a sum or mean without an axis)?"
+        )
     if expected == () and got != ():
         return text + " The answer is one number; reduce your result to a scalar."
     if np.prod(got, dtype=np.int64) == np.prod(expected, dtype=np.int64):
@@ -329,18 +388,24 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     return text
 
 
-def as_sequence(value, length: int, *, name: str = "Your function",
-                what: str = "values") -> tuple:
+def as_sequence(value, length: int, *, name: str = "Your function", what: str = "values") -> tuple:
     """Unpack a returned tuple or list of exactly ``length`` items."""
     if value is None:
-        raise Wrong(f"{name} returned None. Did you forget `return`? It should return "
-                    f"{length} {what}.", "returned_none")
+        raise Wrong(
+            f"{name} returned None. Did you forget `return`? It should return {length} {what}.",
+            "returned_none",
+        )
     if not isinstance(value, (tuple, list)):
-        raise Wrong(f"{name} returned a {_kind(value)}; it should return {length} "
-                    f"{what} as a tuple: `return a, b`.", "wrong_structure")
+        raise Wrong(
+            f"{name} returned a {_kind(value)}; it should return {length} "
+            f"{what} as a tuple: `return a, b`.",
+            "wrong_structure",
+        )
     if len(value) != length:
-        raise Wrong(f"{name} returned {len(value)} items; it should return {length} "
-                    f"{what}.", "wrong_structure")
+        raise Wrong(
+            f"{name} returned {len(value)} items; it should return {length} {what}.",
+            "wrong_structure",
+        )
     return tuple(value)
 
 
@@ -349,9 +414,18 @@ def running_in_main_thread() -> bool:
 
 
 __all__ = [
-    "AnswerTooSlow", "FORGOT_DECORATOR_HINT", "TIME_LIMIT_SECONDS", "as_sequence",
-    "as_values", "call_answer", "forgot_custom_gradient_decorator", "function_label",
-    "learner_code", "require_callable", "shape_hint", "time_limit",
+    "AnswerTooSlow",
+    "FORGOT_DECORATOR_HINT",
+    "TIME_LIMIT_SECONDS",
+    "as_sequence",
+    "as_values",
+    "call_answer",
+    "forgot_custom_gradient_decorator",
+    "function_label",
+    "learner_code",
+    "require_callable",
+    "shape_hint",
+    "time_limit",
     "where_in_learner_code",
 ]
 

@@ -18,9 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .answers import LEARNER_ERRORS, as_values, call_answer, learner_code
-from .observing import MethodLog, observe
-from .verdicts import NotAttempted, Wrong
+from .answers import LEARNER_ERRORS
+from .answers import as_values
+from .answers import call_answer
+from .answers import learner_code
+from .observing import MethodLog
+from .observing import observe
+from .verdicts import NotAttempted
+from .verdicts import Wrong
 
 
 @dataclass
@@ -32,8 +37,7 @@ class Recorded:
     inputs: tuple
     log: MethodLog
 
-    def gradient(self, upstream=None, sources=None, *,
-                 label: str = "Your gradient function"):
+    def gradient(self, upstream=None, sources=None, *, label: str = "Your gradient function"):
         """d(value)/d(sources) with ``upstream`` as ``output_gradients``.
 
         Errors raised while TensorFlow runs the learner's ``grad_fn`` are reported
@@ -50,7 +54,7 @@ def record_answer(answer, *inputs, name: str | None = None, watch=None) -> Recor
 
     tape = tf.GradientTape(persistent=True)  # the check's own: not observed
     with tape:
-        for tensor in (inputs if watch is None else watch):
+        for tensor in inputs if watch is None else watch:
             if isinstance(tensor, (tf.Tensor, tf.Variable)) and tensor.dtype.is_floating:
                 tape.watch(tensor)
         with observe() as log:
@@ -79,33 +83,48 @@ def observed_call_keeping_errors(answer, *args, name: str | None = None):
 
 # -- methods the exercise demands -------------------------------------------------
 
+
 def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
     if log.used_any_autodiff:
-        tool = ("tf.test.compute_gradient" if log.compute_gradient_calls and not log.tapes
-                else "tf.autodiff.ForwardAccumulator" if log.accumulators and not log.tapes
-                else "tf.GradientTape")
-        raise Wrong(f"The numbers may be right, but {what} asks you to work the "
-                    f"derivative out by hand, and your function used {tool}. Write the "
-                    f"formula with TensorFlow ops (tf.exp, tf.sigmoid, *, +) and no tape.",
-                    "used_tape")
+        tool = (
+            "tf.test.compute_gradient"
+            if log.compute_gradient_calls and not log.tapes
+            else "tf.autodiff.ForwardAccumulator"
+            if log.accumulators and not log.tapes
+            else "tf.GradientTape"
+        )
+        raise Wrong(
+            f"The numbers may be right, but {what} asks you to work the "
+            f"derivative out by hand, and your function used {tool}. Write the "
+            f"formula with TensorFlow ops (tf.exp, tf.sigmoid, *, +) and no tape.",
+            "used_tape",
+        )
 
 
 def require_output_gradients(log: MethodLog) -> None:
     if not log.calls:
-        raise Wrong("The exercise asks for tape.gradient(..., output_gradients=dy), and "
-                    "your function called no tape at all.", "no_output_gradients")
+        raise Wrong(
+            "The exercise asks for tape.gradient(..., output_gradients=dy), and "
+            "your function called no tape at all.",
+            "no_output_gradients",
+        )
     if not log.used_output_gradients:
-        raise Wrong("The numbers may be right, but the exercise asks you to pass the "
-                    "upstream gradient to the tape: tape.gradient(output, x, "
-                    "output_gradients=dy), recording only the output. Your function "
-                    "called tape.gradient without output_gradients.",
-                    "no_output_gradients")
+        raise Wrong(
+            "The numbers may be right, but the exercise asks you to pass the "
+            "upstream gradient to the tape: tape.gradient(output, x, "
+            "output_gradients=dy), recording only the output. Your function "
+            "called tape.gradient without output_gradients.",
+            "no_output_gradients",
+        )
 
 
 def forbid_jacobian(log: MethodLog, instead: str) -> None:
     if log.used_jacobian:
-        raise Wrong(f"The exercise asks you to build this without tape.jacobian or "
-                    f"batch_jacobian: {instead}", "used_jacobian")
+        raise Wrong(
+            f"The exercise asks you to build this without tape.jacobian or "
+            f"batch_jacobian: {instead}",
+            "used_jacobian",
+        )
 
 
 def require_nested(log: MethodLog) -> None:
@@ -115,53 +134,76 @@ def require_nested(log: MethodLog) -> None:
         elif len({id(call.tape) for call in log.calls}) == 1:
             hint = "your function differentiated with one tape only"
         else:
-            hint = ("your tapes ran one after the other, not one inside the other, so "
-                    "the outer tape never recorded the inner gradient")
-        raise Wrong(f"The exercise asks for nested tapes (an inner tape's gradient "
-                    f"computed while an outer tape records, then differentiated by the "
-                    f"outer tape), but {hint}.", "not_nested")
+            hint = (
+                "your tapes ran one after the other, not one inside the other, so "
+                "the outer tape never recorded the inner gradient"
+            )
+        raise Wrong(
+            f"The exercise asks for nested tapes (an inner tape's gradient "
+            f"computed while an outer tape records, then differentiated by the "
+            f"outer tape), but {hint}.",
+            "not_nested",
+        )
 
 
 def require_forward_mode(log: MethodLog) -> None:
     if not log.used_forward_mode:
-        used = ("a tf.GradientTape (reverse mode)" if log.used_reverse_mode
-                else "no automatic differentiation (finite differences or a formula?)")
-        raise Wrong(f"The exercise asks for forward mode: "
-                    f"tf.autodiff.ForwardAccumulator(primals=x, tangents=v) and "
-                    f"acc.jvp(y). Your function used {used}.", "not_forward_mode")
+        used = (
+            "a tf.GradientTape (reverse mode)"
+            if log.used_reverse_mode
+            else "no automatic differentiation (finite differences or a formula?)"
+        )
+        raise Wrong(
+            f"The exercise asks for forward mode: "
+            f"tf.autodiff.ForwardAccumulator(primals=x, tangents=v) and "
+            f"acc.jvp(y). Your function used {used}.",
+            "not_forward_mode",
+        )
     if log.used_reverse_mode:
-        raise Wrong("Your function used a ForwardAccumulator, but also a "
-                    "tf.GradientTape. A Jacobian-vector product needs forward mode "
-                    "only: one pass with tangent v.", "not_forward_mode")
+        raise Wrong(
+            "Your function used a ForwardAccumulator, but also a "
+            "tf.GradientTape. A Jacobian-vector product needs forward mode "
+            "only: one pass with tangent v.",
+            "not_forward_mode",
+        )
 
 
 def require_custom_gradient(log: MethodLog) -> None:
     """The answer called a ``@tf.custom_gradient`` function (in eager mode)."""
     if not log.used_custom_gradient:
-        raise Wrong("The numbers come from TensorFlow's own gradients: no "
-                    "@tf.custom_gradient function ran. The exercise asks you to write "
-                    "the backward rule yourself: decorate the function with "
-                    "@tf.custom_gradient and return (output, grad_fn). (If you wrapped "
-                    "it in tf.function, take that off: the check watches eager calls.)",
-                    "custom_gradient_not_used")
+        raise Wrong(
+            "The numbers come from TensorFlow's own gradients: no "
+            "@tf.custom_gradient function ran. The exercise asks you to write "
+            "the backward rule yourself: decorate the function with "
+            "@tf.custom_gradient and return (output, grad_fn). (If you wrapped "
+            "it in tf.function, take that off: the check watches eager calls.)",
+            "custom_gradient_not_used",
+        )
 
 
 def require_custom_backward_ran(log: MethodLog) -> None:
     """After a gradient: the learner's ``grad_fn`` is what produced it."""
     require_custom_gradient(log)
     if not log.custom_backward_ran:
-        raise Wrong("Your @tf.custom_gradient function ran, but its grad_fn never did: "
-                    "the gradient came from other operations. Is the output you return "
-                    "the custom function's output (not a value computed beside it)?",
-                    "custom_gradient_not_used")
+        raise Wrong(
+            "Your @tf.custom_gradient function ran, but its grad_fn never did: "
+            "the gradient came from other operations. Is the output you return "
+            "the custom function's output (not a value computed beside it)?",
+            "custom_gradient_not_used",
+        )
 
 
 # -- explaining a None -------------------------------------------------------------
 
-NON_DIFFERENTIABLE_OPS = {"Round": "tf.round", "Rint": "tf.math.rint",
-                          "Floor": "tf.floor", "Ceil": "tf.math.ceil",
-                          "ArgMax": "tf.argmax", "ArgMin": "tf.argmin",
-                          "Sign": "tf.sign"}
+NON_DIFFERENTIABLE_OPS = {
+    "Round": "tf.round",
+    "Rint": "tf.math.rint",
+    "Floor": "tf.floor",
+    "Ceil": "tf.math.ceil",
+    "ArgMax": "tf.argmax",
+    "ArgMin": "tf.argmin",
+    "Sign": "tf.sign",
+}
 ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
 
 
@@ -206,43 +248,53 @@ NONE_HINTS = {
         "The gradient is None for {probe}: the tape records operations only on "
         "tensors it watches. It watches trainable tf.Variables by itself, but never "
         "a plain tensor. Call tape.watch(x) at the start of the `with` block, before "
-        "x is used."),
+        "x is used."
+    ),
     "outer_not_watching": (
         "The outer tape returned None for {probe}: the inner tape watches it, but the "
         "outer one does not, so it recorded nothing about {probe}. Each tape keeps its "
-        "own record: call outer.watch({probe}) too, at the start of the outer block."),
+        "own record: call outer.watch({probe}) too, at the start of the outer block."
+    ),
     "gradient_outside_tape": (
         "The outer tape returned None for {probe} because the inner gradient was "
         "computed after the outer tape's `with` block had ended: the outer tape never "
         "recorded how the first derivative was made. Indent the inner "
-        "`tape.gradient(...)` call so it runs inside the outer block."),
+        "`tape.gradient(...)` call so it runs inside the outer block."
+    ),
     "integer_dtype": (
         "The gradient is None for {probe}: the tape cannot differentiate with respect "
         "to an integer tensor. Convert first, x = tf.cast(x, tf.float32), then watch "
-        "the converted tensor and differentiate with respect to it."),
+        "the converted tensor and differentiate with respect to it."
+    ),
     "watched_after_use": (
         "The gradient is None for {probe} although your tape watches it: it starts "
         "watching too late. Operations that ran before tape.watch(x) are not on the "
-        "record, so move tape.watch(x) to the top of the `with` block."),
+        "record, so move tape.watch(x) to the top of the `with` block."
+    ),
     "numpy_detour": (
         "The gradient is None because the computation leaves TensorFlow: `.numpy()`, "
         "np.* functions or float() produce values the tape cannot follow, and "
         "tf.constant(...) of such a value is a brand-new tensor with no history. "
-        "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."),
+        "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."
+    ),
     "non_differentiable_op": (
         "The gradient is None because the computation goes through {op}, which has "
-        "no gradient: {why}. Take it off the path from x to the result."),
+        "no gradient: {why}. Take it off the path from x to the result."
+    ),
     "unwatched_variable": (
         "The gradient is None for {probe}: that variable was never watched (it has "
         "trainable=False, or the tape was created with "
-        "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."),
+        "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."
+    ),
     "computed_outside_tape": (
         "The gradient is None for {probe} because {what}. Compute everything between "
-        "the source and the result inside the `with` block, while the tape records."),
+        "the source and the result inside the `with` block, while the tape records."
+    ),
     "no_gradient": (
         "The gradient is None for {probe}: the tape found no recorded path from the "
         "result back to it. Is it watched, a float, used inside the `with` block, "
-        "only through TensorFlow ops?"),
+        "only through TensorFlow ops?"
+    ),
 }
 
 
@@ -258,8 +310,12 @@ WHY_NO_GRADIENT = {
 }
 
 
-def none_hint(code: str, probe: str = "x", op: str = "an operation without a gradient",
-              what: str = "it was not recorded") -> str:
+def none_hint(
+    code: str,
+    probe: str = "x",
+    op: str = "an operation without a gradient",
+    what: str = "it was not recorded",
+) -> str:
     why = WHY_NO_GRADIENT.get(op, "TensorFlow registers no gradient for it")
     return NONE_HINTS[code].format(probe=probe, op=op, why=why, what=what)
 
@@ -280,21 +336,23 @@ def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None)
         return "numpy_detour", (
             "Your result is a NumPy (or Python) number, not a tensor: it has left "
             "TensorFlow, so tape.gradient cannot start from it. Compute it with "
-            "TensorFlow ops, e.g. tf.reduce_mean.")
+            "TensorFlow ops, e.g. tf.reduce_mean."
+        )
     dtype = getattr(source, "dtype", None)
     if dtype is not None and not (dtype.is_floating or dtype.is_complex):
         return "integer_dtype", none_hint("integer_dtype", probe)
     tape = call.tape
     watched = tape.was_watched(source)
     is_variable = isinstance(source, tf.Variable)
-    if is_variable and not watched and (not source.trainable
-                                        or not tape.watch_accessed_variables):
+    if is_variable and not watched and (not source.trainable or not tape.watch_accessed_variables):
         return "unwatched_variable", none_hint("unwatched_variable", probe)
     earlier_inner = [c for c in log.calls if c.tape is not tape and c.time < call.time]
     if earlier_inner:
-        outside = [c for c in earlier_inner
-                   if tape.entered is not None and c.time > tape.entered
-                   and tape not in c.recording_tapes]
+        outside = [
+            c
+            for c in earlier_inner
+            if tape.entered is not None and c.time > tape.entered and tape not in c.recording_tapes
+        ]
         if outside:
             return "gradient_outside_tape", none_hint("gradient_outside_tape", probe)
         if not is_variable and not watched:
@@ -304,14 +362,16 @@ def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None)
     outside = _target_outside_block(call)
     if outside:
         return "computed_outside_tape", NONE_HINTS["computed_outside_tape"].format(
-            probe=probe, what=outside)
+            probe=probe, what=outside
+        )
     if answer is not None and trace_specs is not None:
         traced = trace(answer, *trace_specs)
         if traced.numpy_detour:
             return "numpy_detour", none_hint("numpy_detour", probe)
         if traced.non_differentiable:
             return "non_differentiable_op", none_hint(
-                "non_differentiable_op", probe, traced.non_differentiable)
+                "non_differentiable_op", probe, traced.non_differentiable
+            )
     if watched and not is_variable:
         return "watched_after_use", none_hint("watched_after_use", probe)
     return "no_gradient", none_hint("no_gradient", probe)
@@ -323,14 +383,19 @@ def _target_outside_block(call) -> str:
     if made is None or tape.entered is None:
         return ""
     if any(start < made < end for start, end in tape.paused):
-        return ("the result was computed inside `with tape.stop_recording():`, where "
-                "the tape is paused")
+        return (
+            "the result was computed inside `with tape.stop_recording():`, where the tape is paused"
+        )
     if made < tape.entered:
-        return ("the result was computed before the tape's `with` block opened, where "
-                "nothing is recorded")
+        return (
+            "the result was computed before the tape's `with` block opened, where "
+            "nothing is recorded"
+        )
     if tape.exited is not None and made > tape.exited:
-        return ("the result was computed after the tape's `with` block had closed, "
-                "where nothing is recorded")
+        return (
+            "the result was computed after the tape's `with` block had closed, "
+            "where nothing is recorded"
+        )
     return ""
 
 
@@ -340,8 +405,9 @@ def raise_if_none(log: MethodLog, **context) -> None:
         raise Wrong(explained[1], explained[0])
 
 
-def gradient_values(gradient, *, name: str = "The gradient", shape=None, dtype=None,
-                    probe: str = "x"):
+def gradient_values(
+    gradient, *, name: str = "The gradient", shape=None, dtype=None, probe: str = "x"
+):
     """A gradient the check computed, as float64 NumPy; None explained plainly."""
     if gradient is None:
         raise Wrong(none_hint("no_gradient", probe), "no_gradient")

@@ -19,10 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .judging import Tolerance, close_points, explain_difference, matches
-from .patterns import (
-    close_on_the_whole, float32_digits_wrong, floor_of, only_float32_digits, partly_right,
-)
+from .judging import Tolerance
+from .judging import close_points
+from .judging import explain_difference
+from .judging import matches
+from .patterns import close_on_the_whole
+from .patterns import float32_digits_wrong
+from .patterns import floor_of
+from .patterns import only_float32_digits
+from .patterns import partly_right
 from .verdicts import Wrong
 
 
@@ -30,9 +35,20 @@ def _head(what: str) -> str:
     return what[:1].upper() + what[1:]
 
 
-def judge(got, expected, tolerance: Tolerance, *, summary: str, dtype=None, at=None,
-          known=(), batch=None, what: str = "your result", fallback=None,
-          terms=()) -> None:
+def judge(
+    got,
+    expected,
+    tolerance: Tolerance,
+    *,
+    summary: str,
+    dtype=None,
+    at=None,
+    known=(),
+    batch=None,
+    what: str = "your result",
+    fallback=None,
+    terms=(),
+) -> None:
     """Return quietly when ``got`` matches ``expected``; else raise the best Wrong.
 
     ``known`` lists the exercise's mistakes as ``(code, hint, values)``; ``terms``
@@ -48,11 +64,16 @@ def judge(got, expected, tolerance: Tolerance, *, summary: str, dtype=None, at=N
     if "float64" in str(getattr(dtype, "name", dtype)) and only_float32_digits(got, expected):
         raise float32_digits_wrong(what)
     known = list(known)
-    flipped = [(code, hint + " (The sign is flipped as well.)", -np.asarray(values))
-               for code, hint, values in known if code != "sign_flipped"]
-    candidates = [(code, hint, np.asarray(values, dtype=np.float64))
-                  for code, hint, values in known + flipped
-                  if np.shape(values) == got.shape]
+    flipped = [
+        (code, hint + " (The sign is flipped as well.)", -np.asarray(values))
+        for code, hint, values in known
+        if code != "sign_flipped"
+    ]
+    candidates = [
+        (code, hint, np.asarray(values, dtype=np.float64))
+        for code, hint, values in known + flipped
+        if np.shape(values) == got.shape
+    ]
     floor = max(atol, floor_of(expected))
     for code, hint, values in candidates:
         if matches(got, values, rtol, floor):
@@ -69,18 +90,27 @@ def judge(got, expected, tolerance: Tolerance, *, summary: str, dtype=None, at=N
     for name, term in terms:
         term = np.broadcast_to(np.asarray(term, dtype=np.float64), got.shape)
         if np.any(np.abs(term - 1.0) > 1e-6) and matches(got, expected * term, rtol, floor):
-            raise Wrong(f"{_head(what)} is the answer times {name}: a factor too many. "
-                        f"Look for a stray `* {name}`.", "extra_factor")
+            raise Wrong(
+                f"{_head(what)} is the answer times {name}: a factor too many. "
+                f"Look for a stray `* {name}`.",
+                "extra_factor",
+            )
         for sign, word in ((1.0, "plus"), (-1.0, "minus")):
             if np.any(term != 0.0) and matches(got, expected + sign * term, rtol, floor):
-                raise Wrong(f"{_head(what)} is the answer {word} {name}: a term too "
-                            f"many. Look for a stray `+ {name}` or `- {name}`.",
-                            "added_term")
-    wrong = explain_difference(got, expected, summary=summary, at=at, rtol=rtol,
-                               atol=atol, batch=batch, what=what)
+                raise Wrong(
+                    f"{_head(what)} is the answer {word} {name}: a term too "
+                    f"many. Look for a stray `+ {name}` or `- {name}`.",
+                    "added_term",
+                )
+    wrong = explain_difference(
+        got, expected, summary=summary, at=at, rtol=rtol, atol=atol, batch=batch, what=what
+    )
     if wrong.mistake == "other":
-        wrong = (partly_right(got, expected, rtol, atol, what, at=at)
-                 or close_on_the_whole(got, expected, what) or wrong)
+        wrong = (
+            partly_right(got, expected, rtol, atol, what, at=at)
+            or close_on_the_whole(got, expected, what)
+            or wrong
+        )
     if wrong.mistake == "other" and fallback is not None:
         wrong = fallback(got) or wrong
     raise wrong

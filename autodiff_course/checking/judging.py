@@ -39,8 +39,9 @@ def tolerance_for(dtype) -> Tolerance:
     return FLOAT64 if "64" in name else FLOAT32
 
 
-def close_points(got, expected, rtol: float = FLOAT32.rtol,
-                 atol: float = FLOAT32.atol) -> np.ndarray:
+def close_points(
+    got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
+) -> np.ndarray:
     """Element-wise: finite and within ``rtol * |expected| + atol`` of ``expected``."""
     got = np.asarray(got, dtype=np.float64)
     expected = np.broadcast_to(np.asarray(expected, dtype=np.float64), got.shape)
@@ -71,8 +72,9 @@ def matches_where_finite(got, expected, rtol: float = 1e-4, atol: float = 1e-12)
     return matches(got[finite], np.asarray(expected, dtype=np.float64)[finite], rtol, atol)
 
 
-def diagnose_mistake(got, known_mistakes, rtol: float = FLOAT32.rtol,
-                     atol: float = FLOAT32.atol) -> None:
+def diagnose_mistake(
+    got, known_mistakes, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
+) -> None:
     """Raise :class:`Wrong` with the hint of the first known mistake ``got`` matches.
 
     ``known_mistakes`` is a list of ``(code, hint, values_that_mistake_gives)``.
@@ -116,8 +118,9 @@ def worst_point(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32
     return np.unravel_index(int(np.argmax(excess)), got.shape) if got.shape else ()
 
 
-def describe_difference(got, expected, at=None, rtol: float = FLOAT32.rtol,
-                        atol: float = FLOAT32.atol) -> str:
+def describe_difference(
+    got, expected, at=None, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
+) -> str:
     """'For example at x = ...: expected ..., got ...' at a point that really differs.
 
     The point is the worst one *under the check's own tolerance*, and the numbers
@@ -142,9 +145,15 @@ def _fit_factor(got: np.ndarray, expected: np.ndarray) -> float | None:
     return float(np.sum(got * expected)) / denominator
 
 
-def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
-                    atol: float = FLOAT32.atol, batch: int | None = None,
-                    what: str = "your result") -> tuple[str, str] | None:
+def generic_mistake(
+    got,
+    expected,
+    *,
+    rtol: float = FLOAT32.rtol,
+    atol: float = FLOAT32.atol,
+    batch: int | None = None,
+    what: str = "your result",
+) -> tuple[str, str] | None:
     """``(code, hint)`` for a mistake every exercise can make, or None.
 
     ``batch`` is the number of terms a mean divides by, when there is one: a
@@ -159,59 +168,99 @@ def generic_mistake(got, expected, *, rtol: float = FLOAT32.rtol,
         bad = np.argwhere(~np.isfinite(got))
         where = f" at index {bad[0].tolist()}" if got.ndim else ""
         value = got[tuple(bad[0])] if got.ndim else got
-        return ("nan_or_inf", f"{_head(what)} {_is(what)} {value}{where}, where the answer "
-                f"is finite: something overflows (exp of a large number), divides by "
-                f"zero or multiplies 0 by inf there.")
+        return (
+            "nan_or_inf",
+            f"{_head(what)} {_is(what)} {value}{where}, where the answer "
+            f"is finite: something overflows (exp of a large number), divides by "
+            f"zero or multiplies 0 by inf there.",
+        )
     if np.all(got == 0.0) and np.any(expected != 0.0):
-        return ("zeros", f"{_head(what)} {_is(what)} zero everywhere, but the answer is not. "
-                "If it comes from a tape, zeros often mean a path was cut (a constant, "
-                "a stop_gradient, unconnected_gradients=ZERO hiding a None).")
-    if matches(got, expected, rtol=1e-2, atol=atol):
+        return (
+            "zeros",
+            f"{_head(what)} {_is(what)} zero everywhere, but the answer is not. "
+            "If it comes from a tape, zeros often mean a path was cut (a constant, "
+            "a stop_gradient, unconnected_gradients=ZERO hiding a None).",
+        )
+    if matches(got, expected, rtol=1e-3, atol=atol):
         with np.errstate(divide="ignore", invalid="ignore"):
             relative = np.abs(got - expected) / np.abs(expected)
         meaningful = np.abs(expected) * 1e-2 > atol  # not a value within atol of 0
         worst = float(np.max(np.where(meaningful, relative, 0.0), initial=0.0))
-        return ("approximation", f"{_head(what)} {_is(what)} close (relative error up to "
-                f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
-                f"allows {rtol:.0e}. That is the error of an approximation: a finite "
-                f"difference, float32 arithmetic where the input is float64, or a "
-                f"rounded constant.")
+        return (
+            "approximation",
+            f"{_head(what)} {_is(what)} close (relative error up to "
+            f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
+            f"allows {rtol:.0e}. That is the error of an approximation: a finite "
+            f"difference, float32 arithmetic where the input is float64, or a "
+            f"rounded constant.",
+        )
     if matches(got, -expected, **loose) and np.any(expected != 0.0):
-        return ("sign_flipped", f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right size but the "
-                "opposite sign everywhere: look for a subtraction the wrong way round "
-                "or a stray minus.")
-    if got.ndim == 2 and got.shape[0] == got.shape[1] and matches(got, expected.T, **loose) \
-            and not matches(expected, expected.T, **loose):
-        return ("transposed", f"{_head(what)} {_is(what)} the transpose of the answer: "
-                "rows and columns are swapped.")
-    if got.ndim >= 1 and got.shape[0] > 1 and matches(got, expected[::-1], **loose) \
-            and not matches(expected, expected[::-1], **loose):
-        return ("reversed_order", f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right values in reverse "
-                "order.")
+        return (
+            "sign_flipped",
+            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right size but the "
+            "opposite sign everywhere: look for a subtraction the wrong way round "
+            "or a stray minus.",
+        )
+    if (
+        got.ndim == 2
+        and got.shape[0] == got.shape[1]
+        and matches(got, expected.T, **loose)
+        and not matches(expected, expected.T, **loose)
+    ):
+        return (
+            "transposed",
+            f"{_head(what)} {_is(what)} the transpose of the answer: rows and columns are swapped.",
+        )
+    if (
+        got.ndim >= 1
+        and got.shape[0] > 1
+        and matches(got, expected[::-1], **loose)
+        and not matches(expected, expected[::-1], **loose)
+    ):
+        return (
+            "reversed_order",
+            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right values in reverse "
+            "order.",
+        )
     factor = _fit_factor(got, expected)
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
         if batch and np.isclose(factor, batch, rtol=1e-3):
-            return ("sum_not_mean", f"{_head(what)} {_is(what)} {batch} times too large, "
-                    f"and {batch} is the number of terms: a sum (tf.reduce_sum) where "
-                    f"the exercise asks for a mean (tf.reduce_mean).")
+            return (
+                "sum_not_mean",
+                f"{_head(what)} {_is(what)} {batch} times too large, "
+                f"and {batch} is the number of terms: a sum (tf.reduce_sum) where "
+                f"the exercise asks for a mean (tf.reduce_mean).",
+            )
         if batch and np.isclose(factor, 1.0 / batch, rtol=1e-3):
-            return ("mean_not_sum", f"{_head(what)} {_is(what)} {batch} times too small, "
-                    f"and {batch} is the number of terms: a mean where the exercise "
-                    f"asks for a sum.")
-        return ("scale_factor", f"{_head(what)} {_is(what)} the answer times "
-                f"{_nice(factor)}: the shape of the formula is right, a constant factor "
-                f"is not (a missing or extra 2, a 1/2, the wrong power's coefficient?).")
+            return (
+                "mean_not_sum",
+                f"{_head(what)} {_is(what)} {batch} times too small, "
+                f"and {batch} is the number of terms: a mean where the exercise "
+                f"asks for a sum.",
+            )
+        return (
+            "scale_factor",
+            f"{_head(what)} {_is(what)} the answer times "
+            f"{_nice(factor)}: the shape of the formula is right, a constant factor "
+            f"is not (a missing or extra 2, a 1/2, the wrong power's coefficient?).",
+        )
     if expected.size > 1 and np.ptp(expected) > 0:
         offset = float(np.mean(got - expected))
         if abs(offset) > 0 and matches(got, expected + offset, **loose):
-            return ("constant_offset", f"{_head(what)} {_is(what)} the answer plus "
-                    f"{_nice(offset)} at every point: a constant term was added or "
-                    f"dropped.")
+            return (
+                "constant_offset",
+                f"{_head(what)} {_is(what)} the answer plus "
+                f"{_nice(offset)} at every point: a constant term was added or "
+                f"dropped.",
+            )
         if np.ptp(got) == 0.0:
-            return ("hard_coded", f"{_head(what)} {_is(what)} {_nice(float(got.flat[0]))} "
-                    f"at every entry, but the answer changes from entry to entry: numbers "
-                    f"typed in, a mean or sum over the entries, or the input cancelled out "
-                    f"of the formula. Write it from the arguments, entry by entry.")
+            return (
+                "hard_coded",
+                f"{_head(what)} {_is(what)} {_nice(float(got.flat[0]))} "
+                f"at every entry, but the answer changes from entry to entry: numbers "
+                f"typed in, a mean or sum over the entries, or the input cancelled out "
+                f"of the formula. Write it from the arguments, entry by entry.",
+            )
     return None
 
 
@@ -232,15 +281,22 @@ def _head(what: str) -> str:
 def _is(what: str) -> str:
     """'is' or 'are', to agree with ``what`` ("your result is", "your gradients are")."""
     words = what.split() or [what]
-    noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 \
-        else words[0]
+    noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 else words[0]
     return "are" if noun.endswith("s") and not noun.endswith("ss") else "is"
 
 
-def explain_difference(got, expected, *, summary: str, at=None,
-                       rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol,
-                       batch: int | None = None, what: str = "your result",
-                       known=()) -> Wrong:
+def explain_difference(
+    got,
+    expected,
+    *,
+    summary: str,
+    at=None,
+    rtol: float = FLOAT32.rtol,
+    atol: float = FLOAT32.atol,
+    batch: int | None = None,
+    what: str = "your result",
+    known=(),
+) -> Wrong:
     """The :class:`Wrong` for a value that matched nothing better.
 
     Tries ``known`` (the exercise's own mistakes, as for :func:`diagnose_mistake`),

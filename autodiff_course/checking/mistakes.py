@@ -77,18 +77,17 @@ SHARED: dict[str, str] = {
     "non_differentiable_op": "the path goes through an operation without a gradient",
     "zeros_hide_none": "unconnected_gradients=ZERO turned a None into zeros",
     "variable_replaced": "a tf.Variable rebound to a new tensor or variable instead of "
-                         "updated in place",
+    "updated in place",
     "stateful_assign": "an assign inside the recorded computation cut the path",
     "computed_outside_tape": "the target, or part of it, was computed outside the "
-                             "tape's with block",
+    "tape's with block",
     "source_not_used": "the source never took part in computing the target",
     # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
     "forgot_upstream": "the backward rule ignores the upstream gradient",
     "grad_fn_raised": "the gradient function raised",
     "differentiated_twice": "one differentiation too many",
     "value_not_derivative": "the function's value where its derivative belongs",
-    "wrong_local_derivative": "the upstream multiplied by another factor than the local "
-                              "derivative",
+    "wrong_local_derivative": "the upstream multiplied by another factor than the local derivative",
     "forgot_local_derivative": "the upstream passed on without the local derivative",
     "upstream_not_linear": "a backward rule that does not scale with the upstream gradient",
     "reduced_gradient": "a per-element gradient summed or averaged over the whole input",

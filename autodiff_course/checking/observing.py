@@ -25,7 +25,8 @@ is a comparison of two numbers.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -107,13 +108,11 @@ class MethodLog:
 
     @property
     def used_forward_mode(self) -> bool:
-        return any(result is not None for acc in self.accumulators
-                   for result in acc.jvp_results)
+        return any(result is not None for acc in self.accumulators for result in acc.jvp_results)
 
     @property
     def used_any_autodiff(self) -> bool:
-        return (self.used_reverse_mode or bool(self.accumulators)
-                or self.compute_gradient_calls > 0)
+        return self.used_reverse_mode or bool(self.accumulators) or self.compute_gradient_calls > 0
 
     @property
     def used_jacobian(self) -> bool:
@@ -136,8 +135,7 @@ class MethodLog:
         """A differentiation on one tape while another recorded, which later differentiated."""
         for inner in self.calls:
             for outer_tape in inner.recording_tapes:
-                if any(call.tape is outer_tape and call.time > inner.time
-                       for call in self.calls):
+                if any(call.tape is outer_tape and call.time > inner.time for call in self.calls):
                     return True
         return False
 
@@ -182,13 +180,16 @@ def _info(tape) -> TapeInfo | None:
 def _is_numpy(value) -> bool:
     import tensorflow as tf
 
-    return any(isinstance(item, (np.ndarray, np.generic, float, int))
-               for item in tf.nest.flatten(value))
+    return any(
+        isinstance(item, (np.ndarray, np.generic, float, int)) for item in tf.nest.flatten(value)
+    )
 
 
 def _install() -> None:
     import tensorflow as tf
-    from tensorflow.python.eager import backprop, forwardprop, record
+    from tensorflow.python.eager import backprop
+    from tensorflow.python.eager import forwardprop
+    from tensorflow.python.eager import record
 
     tape_class = backprop.GradientTape
     accumulator_class = forwardprop.ForwardAccumulator
@@ -252,7 +253,9 @@ def _install() -> None:
             arguments = dict(zip(_ARGUMENT_NAMES[kind], args), **kwargs)
             unconnected = arguments.get("unconnected_gradients")
             call = DifferentiationCall(
-                kind=kind, tape=info, time=_clock(),
+                kind=kind,
+                tape=info,
+                time=_clock(),
                 target_is_numpy=_is_numpy(target),
                 sources=tf.nest.flatten(sources),
                 output_gradients=arguments.get("output_gradients") is not None,
@@ -300,15 +303,17 @@ def _install() -> None:
             info.jvp_results.extend(tf.nest.flatten(result))
         return result
 
-    def record_operation(op_type, output_tensors, input_tensors, backward_function,
-                         *args, **kwargs):
+    def record_operation(
+        op_type, output_tensors, input_tensors, backward_function, *args, **kwargs
+    ):
         if _active_logs and getattr(backward_function, "__name__", "") == "actual_grad_fn":
             call = CustomGradientCall(str(op_type), list(output_tensors), len(input_tensors))
             for log in _active_logs:
                 log.custom_calls.append(call)
             backward_function = _watched_backward(backward_function, call)
         return original(record, "record_operation")(
-            op_type, output_tensors, input_tensors, backward_function, *args, **kwargs)
+            op_type, output_tensors, input_tensors, backward_function, *args, **kwargs
+        )
 
     def compute_gradient(*args, **kwargs):
         for log in _active_logs:
@@ -331,8 +336,7 @@ def _install() -> None:
 _ARGUMENT_NAMES = {
     "gradient": ("output_gradients", "unconnected_gradients"),
     "jacobian": ("unconnected_gradients", "parallel_iterations", "experimental_use_pfor"),
-    "batch_jacobian": ("unconnected_gradients", "parallel_iterations",
-                       "experimental_use_pfor"),
+    "batch_jacobian": ("unconnected_gradients", "parallel_iterations", "experimental_use_pfor"),
 }
 
 

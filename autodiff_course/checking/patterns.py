@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .judging import close_points, matches
+from .judging import close_points
+from .judging import matches
 from .verdicts import Wrong
 
 
@@ -47,20 +48,23 @@ def only_float32_digits(got, expected) -> bool:
 
 
 def float32_digits_wrong(what: str) -> Wrong:
-    return Wrong(f"{_head(what)} has the right dtype, float64, but only float32's "
-                 f"digits: every value is a float32 number. Somewhere the computation "
-                 f"went through float32 (a cast, a tf.constant without dtype, "
-                 f"dtype=tf.float32) and was cast back. Keep the input's dtype "
-                 f"throughout.", "float32_not_float64")
+    return Wrong(
+        f"{_head(what)} has the right dtype, float64, but only float32's "
+        f"digits: every value is a float32 number. Somewhere the computation "
+        f"went through float32 (a cast, a tf.constant without dtype, "
+        f"dtype=tf.float32) and was cast back. Keep the input's dtype "
+        f"throughout.",
+        "float32_not_float64",
+    )
 
 
 def _indices(mask) -> str:
-    return ", ".join(str([int(j) for j in i]) if len(i) > 1 else str(int(i[0]))
-                     for i in np.argwhere(mask)[:4])
+    return ", ".join(
+        str([int(j) for j in i]) if len(i) > 1 else str(int(i[0])) for i in np.argwhere(mask)[:4]
+    )
 
 
-def partly_right(got, expected, rtol: float, atol: float, what: str,
-                 at=None) -> Wrong | None:
+def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) -> Wrong | None:
     """The Wrong for an answer right on part of the probes, or None."""
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
@@ -71,45 +75,61 @@ def partly_right(got, expected, rtol: float, atol: float, what: str,
     off = ~right
     if right.any() and off.sum() >= 2:
         bound = np.abs(got[off])
-        if np.allclose(bound, bound[0], rtol=1e-6) and np.all(
-                np.abs(expected[off]) > bound[0]) and np.all(
-                np.sign(got[off]) == np.sign(expected[off])) and np.all(
-                np.abs(expected[right]) <= bound[0] * (1 + 1e-6)):
-            return Wrong(f"{_head(what)} is right where the answer is small, but stops at "
-                         f"{bound[0]:.6g} where the answer is larger: a clip "
-                         f"(tf.clip_by_value, tf.minimum, tf.maximum). Return the "
-                         f"formula unclipped.", "clipped")
+        if (
+            np.allclose(bound, bound[0], rtol=1e-6)
+            and np.all(np.abs(expected[off]) > bound[0])
+            and np.all(np.sign(got[off]) == np.sign(expected[off]))
+            and np.all(np.abs(expected[right]) <= bound[0] * (1 + 1e-6))
+        ):
+            return Wrong(
+                f"{_head(what)} is right where the answer is small, but stops at "
+                f"{bound[0]:.6g} where the answer is larger: a clip "
+                f"(tf.clip_by_value, tf.minimum, tf.maximum). Return the "
+                f"formula unclipped.",
+                "clipped",
+            )
         if at is not None and np.shape(at) == got.shape:
             inputs = np.asarray(at, dtype=np.float64)
             for side, words in ((inputs >= 0, "x >= 0"), (inputs <= 0, "x <= 0")):
-                if np.array_equal(right | (inputs == 0), side | (inputs == 0)) and \
-                        right.sum() >= 2:
-                    return Wrong(f"{_head(what)} is right for {words} and wrong on the "
-                                 f"other side: the formula holds for every x. Look for "
-                                 f"an abs(), a tf.where or a condition on the sign of x.",
-                                 "one_tail")
+                if np.array_equal(right | (inputs == 0), side | (inputs == 0)) and right.sum() >= 2:
+                    return Wrong(
+                        f"{_head(what)} is right for {words} and wrong on the "
+                        f"other side: the formula holds for every x. Look for "
+                        f"an abs(), a tf.where or a condition on the sign of x.",
+                        "one_tail",
+                    )
     flipped = np.sign(got) != np.sign(expected)
     if flipped.any() and matches(np.abs(got), np.abs(expected), rtol, floor):
-        return Wrong(f"{_head(what)} has the right size everywhere, but the wrong sign at "
-                     f"some entries (index {_indices(flipped)}): a factor that changes "
-                     f"sign from entry to entry (np.sign, a comparison, an abs() in the "
-                     f"wrong place) crept in.", "sign_flipped")
+        return Wrong(
+            f"{_head(what)} has the right size everywhere, but the wrong sign at "
+            f"some entries (index {_indices(flipped)}): a factor that changes "
+            f"sign from entry to entry (np.sign, a comparison, an abs() in the "
+            f"wrong place) crept in.",
+            "sign_flipped",
+        )
     zeroed = (got == 0.0) & (expected != 0.0)
-    if zeroed.any() and not zeroed.all() and matches(got[~zeroed], expected[~zeroed],
-                                                     rtol, floor):
-        return Wrong(f"{_head(what)} is right at some entries and 0 at others (index "
-                     f"{_indices(zeroed)}): a mask or a condition (tf.where, a "
-                     f"comparison, tf.nn.relu, tf.maximum) zeroed them. The formula "
-                     f"holds for every entry.", "masked_entries")
+    if zeroed.any() and not zeroed.all() and matches(got[~zeroed], expected[~zeroed], rtol, floor):
+        return Wrong(
+            f"{_head(what)} is right at some entries and 0 at others (index "
+            f"{_indices(zeroed)}): a mask or a condition (tf.where, a "
+            f"comparison, tf.nn.relu, tf.maximum) zeroed them. The formula "
+            f"holds for every entry.",
+            "masked_entries",
+        )
     if float(np.ptp(expected)) > 0.0 and got.size >= 5:
         slope, offset = np.polyfit(expected.ravel(), got.ravel(), 1)
-        if abs(offset) > 1e-9 * (1.0 + abs(slope)) and abs(slope - 1.0) > 1e-6 and \
-                matches(got, slope * expected + offset, 1e-6, floor):
-            return Wrong(f"{_head(what)} is {slope:.6g} times the answer plus "
-                         f"{offset:.6g} at every point: the shape of the formula is "
-                         f"right, but a factor and a constant are off (an identity "
-                         f"misremembered, such as sigmoid(-x) = 1 - sigmoid(x)?).",
-                         "scale_and_offset")
+        if (
+            abs(offset) > 1e-9 * (1.0 + abs(slope))
+            and abs(slope - 1.0) > 1e-6
+            and matches(got, slope * expected + offset, 1e-6, floor)
+        ):
+            return Wrong(
+                f"{_head(what)} is {slope:.6g} times the answer plus "
+                f"{offset:.6g} at every point: the shape of the formula is "
+                f"right, but a factor and a constant are off (an identity "
+                f"misremembered, such as sigmoid(-x) = 1 - sigmoid(x)?).",
+                "scale_and_offset",
+            )
     return None
 
 
@@ -128,8 +148,10 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
     largest = float(np.max(np.abs(got - expected)))
     if scale == 0.0 or largest > 1e-2 * scale:
         return None
-    return Wrong(f"{_head(what)} is close to the answer everywhere (the largest "
-                 f"difference, {largest:.2g}, is {100 * largest / scale:.2g}% of the "
-                 f"largest value) but not exact: that is what a finite difference or "
-                 f"float32 arithmetic gives. The exercise asks for the exact formula.",
-                 "approximation")
+    return Wrong(
+        f"{_head(what)} is close to the answer everywhere (the largest "
+        f"difference, {largest:.2g}, is {100 * largest / scale:.2g}% of the "
+        f"largest value) but not exact: that is what a finite difference or "
+        f"float32 arithmetic gives. The exercise asks for the exact formula.",
+        "approximation",
+    )

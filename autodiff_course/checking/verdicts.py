@@ -25,7 +25,8 @@ import functools
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 
 from . import mistakes
 
@@ -54,8 +55,9 @@ class CheckResult:
     mistake: str | None = None
 
     def __str__(self) -> str:
-        head = (f"{_ICONS[self.status]} Exercise {self.exercise} ({self.title}): "
-                f"{self.status.value}.")
+        head = (
+            f"{_ICONS[self.status]} Exercise {self.exercise} ({self.title}): {self.status.value}."
+        )
         return f"{head} {self.message}".rstrip()
 
     def as_record(self) -> dict:
@@ -124,13 +126,16 @@ def evaluate(exercise: str, title: str, evaluator, *answers) -> CheckResult:
     try:
         praise = evaluator(*answers)
     except NotAttempted:
-        return CheckResult(exercise, title, Status.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE,
-                           "not_attempted")
+        return CheckResult(
+            exercise, title, Status.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE, "not_attempted"
+        )
     except Wrong as wrong:
         return CheckResult(exercise, title, Status.WRONG, wrong.hint, wrong.mistake)
     except Exception as error:  # a surprise in the checker itself: say so plainly
         return CheckResult(
-            exercise, title, Status.WRONG,
+            exercise,
+            title,
+            Status.WRONG,
             f"The check could not judge this answer ({type(error).__name__}: "
             f"{first_line(error)}). Compare your code with the exercise text.",
             "unjudgeable",

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
-from ..checking import FLOAT32, as_values, call_answer, exercise, fresh_rng, judge, mistakes
-from ..checking import signed, tensor
+from ..checking import FLOAT32
+from ..checking import as_values
+from ..checking import call_answer
+from ..checking import exercise
+from ..checking import fresh_rng
+from ..checking import judge
+from ..checking import mistakes
+from ..checking import signed
+from ..checking import tensor
 
-mistakes.register({
-    "squared": "x**2 where 2 * x belongs",
-    "unchanged": "the input returned unchanged",
-})
+mistakes.register(
+    {
+        "squared": "x**2 where 2 * x belongs",
+        "unchanged": "the input returned unchanged",
+    }
+)
 
 
 @exercise("0.1", "double every element")
@@ -23,10 +32,15 @@ def double(answer):
     values[0] = 0.0
     x = tensor(values, "float32")
     got = as_values(call_answer(answer, x), shape=x.shape, dtype=x.dtype)
-    judge(got, 2.0 * values, FLOAT32, summary="Expected 2 * x for every element.",
-          dtype="float32", known=[
-              ("squared", "You squared the input (x**2 or x * x); doubling is 2 * x.",
-               values**2),
-              ("unchanged", "You returned the input unchanged; multiply it by 2.", values),
-          ])
+    judge(
+        got,
+        2.0 * values,
+        FLOAT32,
+        summary="Expected 2 * x for every element.",
+        dtype="float32",
+        known=[
+            ("squared", "You squared the input (x**2 or x * x); doubling is 2 * x.", values**2),
+            ("unchanged", "You returned the input unchanged; multiply it by 2.", values),
+        ],
+    )
     return "Each element was multiplied by 2."

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import Tolerance, shape_of, signed
+from ...checking import Tolerance
+from ...checking import shape_of
+from ...checking import signed
 
 
 def _shape_of(value):
@@ -43,56 +45,109 @@ def _dy_mistakes(output, target, what="dy"):
     size = max(output.size, 1)
     residual = output - target
     found = [
-        ("sign_flipped", f"{what} has the wrong sign: d/d(output) of "
-         "(output - target)**2 is 2 (output - target), residual in that order.",
-         -2.0 * residual / size),
-        ("sum_not_mean", f"{what} is {size} times too large, and {size} is the number "
-         "of elements: you differentiated the sum of the squares. The loss is their "
-         "mean, so divide by N = tf.size(output).", 2.0 * residual),
-        ("scale_factor", f"{what} is half the answer: the 2 from differentiating the "
-         "square is missing.", residual / size),
-        ("ignored_target", f"{what} does not use the target: the square is of "
-         "(output - target), so its derivative is 2 (output - target) / N.",
-         2.0 * output / size),
-        ("lost_sign", f"{what} is always positive: an absolute value (or a square "
-         "root of a square) dropped the sign of output - target, which tells the "
-         "output which way to move.", 2.0 * np.abs(residual) / size),
-        ("value_not_derivative", f"{what} is the squared residual: that is the "
-         "loss's terms, not the loss's derivative.", residual**2 / size),
-        ("value_not_derivative", f"{what} is the squared residual: that is the "
-         "loss's terms, not the loss's derivative.", residual**2),
-        ("wrong_dy", f"{what} is 2/N times the sign of output - target: that is the "
-         "derivative of the mean *absolute* error, mean(|output - target|). For the "
-         "mean squared error the size of the residual counts too: 2 (output - target) / N.",
-         2.0 * np.sign(residual) / size),
-        ("dy_of_ones", f"{what} is all ones: that is the upstream gradient when the "
-         "output itself is the target. Here the target of the differentiation is the "
-         "loss, so dy = d(loss)/d(output).", np.ones_like(output)),
-        ("reduced_dy", f"{what} is the same number everywhere: the mean was taken "
-         "before differentiating. dy has one entry per element of the output.",
-         np.full(output.shape, 2.0 * residual.mean())),
+        (
+            "sign_flipped",
+            f"{what} has the wrong sign: d/d(output) of "
+            "(output - target)**2 is 2 (output - target), residual in that order.",
+            -2.0 * residual / size,
+        ),
+        (
+            "sum_not_mean",
+            f"{what} is {size} times too large, and {size} is the number "
+            "of elements: you differentiated the sum of the squares. The loss is their "
+            "mean, so divide by N = tf.size(output).",
+            2.0 * residual,
+        ),
+        (
+            "scale_factor",
+            f"{what} is half the answer: the 2 from differentiating the square is missing.",
+            residual / size,
+        ),
+        (
+            "ignored_target",
+            f"{what} does not use the target: the square is of "
+            "(output - target), so its derivative is 2 (output - target) / N.",
+            2.0 * output / size,
+        ),
+        (
+            "lost_sign",
+            f"{what} is always positive: an absolute value (or a square "
+            "root of a square) dropped the sign of output - target, which tells the "
+            "output which way to move.",
+            2.0 * np.abs(residual) / size,
+        ),
+        (
+            "value_not_derivative",
+            f"{what} is the squared residual: that is the loss's terms, not the loss's derivative.",
+            residual**2 / size,
+        ),
+        (
+            "value_not_derivative",
+            f"{what} is the squared residual: that is the loss's terms, not the loss's derivative.",
+            residual**2,
+        ),
+        (
+            "wrong_dy",
+            f"{what} is 2/N times the sign of output - target: that is the "
+            "derivative of the mean *absolute* error, mean(|output - target|). For the "
+            "mean squared error the size of the residual counts too: 2 (output - target) / N.",
+            2.0 * np.sign(residual) / size,
+        ),
+        (
+            "dy_of_ones",
+            f"{what} is all ones: that is the upstream gradient when the "
+            "output itself is the target. Here the target of the differentiation is the "
+            "loss, so dy = d(loss)/d(output).",
+            np.ones_like(output),
+        ),
+        (
+            "reduced_dy",
+            f"{what} is the same number everywhere: the mean was taken "
+            "before differentiating. dy has one entry per element of the output.",
+            np.full(output.shape, 2.0 * residual.mean()),
+        ),
     ]
     for axis, length in enumerate(output.shape if output.ndim >= 2 else ()):
         if length != size:
-            found.insert(3, ("mean_over_one_axis", f"{what} is {size // length} times "
-                             f"too large: you divided by {length}, one dimension of the "
-                             f"shape (axis {axis}{', len()' if axis == 0 else ''}), but "
-                             f"the mean runs over all N = {size} elements: use "
-                             f"tf.size(output).", 2.0 * residual / length))
+            found.insert(
+                3,
+                (
+                    "mean_over_one_axis",
+                    f"{what} is {size // length} times "
+                    f"too large: you divided by {length}, one dimension of the "
+                    f"shape (axis {axis}{', len()' if axis == 0 else ''}), but "
+                    f"the mean runs over all N = {size} elements: use "
+                    f"tf.size(output).",
+                    2.0 * residual / length,
+                ),
+            )
     found += [
-        ("wrong_dy", f"{what} is the right dy times output: an extra factor. The "
-         "derivative of (output - target)**2 is 2 (output - target), nothing more.",
-         2.0 * residual / size * output),
-        ("wrong_dy", f"{what} is the right dy times target: an extra factor. The "
-         "derivative of (output - target)**2 is 2 (output - target), nothing more.",
-         2.0 * residual / size * target),
+        (
+            "wrong_dy",
+            f"{what} is the right dy times output: an extra factor. The "
+            "derivative of (output - target)**2 is 2 (output - target), nothing more.",
+            2.0 * residual / size * output,
+        ),
+        (
+            "wrong_dy",
+            f"{what} is the right dy times target: an extra factor. The "
+            "derivative of (output - target)**2 is 2 (output - target), nothing more.",
+            2.0 * residual / size * target,
+        ),
     ]
     if size > 1:
         found += [
-            ("scale_factor", f"{what} is {size} times too small: you divided by N = "
-             f"{size} twice. The mean divides once.", 2.0 * residual / size**2),
-            ("scale_factor", f"{what} divides by N - 1 = {size - 1}: that is the "
-             f"correction of a sample variance. The mean divides by N = {size}.",
-             2.0 * residual / (size - 1)),
+            (
+                "scale_factor",
+                f"{what} is {size} times too small: you divided by N = "
+                f"{size} twice. The mean divides once.",
+                2.0 * residual / size**2,
+            ),
+            (
+                "scale_factor",
+                f"{what} divides by N - 1 = {size - 1}: that is the "
+                f"correction of a sample variance. The mean divides by N = {size}.",
+                2.0 * residual / (size - 1),
+            ),
         ]
     return found

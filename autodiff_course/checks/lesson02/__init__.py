@@ -46,31 +46,32 @@ from .moving_average import update_and_differentiate
 from .shared import CATALOGUE
 from .training_loop import train
 
-mistakes.register({
-    "no_tape": "no tf.GradientTape where the exercise asks for one",
-    "ignored_function": "the lesson's example formula instead of the function passed in",
-    "wrong_keys": "a dict whose keys are not those of params",
-    "differentiated_predictions": "the gradient of the predictions instead of the loss",
-    "returned_parameters": "the parameters' values instead of their gradients",
-    "absolute_error": "the gradient of the mean absolute error instead of the squared one",
-    "ascent_not_descent": "the parameters moved up the gradient instead of down",
-    "no_update": "the parameters were never updated",
-    "missed_parameter": "only some of the parameters were updated",
-    "loss_after_update": "each step's loss was computed after that step's update",
-    "returned_gradients": "gradients returned where losses were asked for",
-    "state_not_updated": "the variable still holds its old value",
-    "wrong_update": "the variable was updated to a wrong value",
-    "differentiated_average": "the gradient with respect to the average, not x",
-    "gradient_of_intermediate": "the gradient with respect to the new average, not x",
-    "swapped_decay": "decay and 1 - decay swapped in the moving average",
-    "lost_fraction": "a float input cast to an integer or rounded before differentiating",
-    "wrong_power": "the errors raised to another power than 2",
-    "other_loss": "a different loss than the one the exercise names",
-    "other_source": "the gradient taken with respect to something other than the "
-                    "exercise's source",
-    "moving_average_formula": "the moving average inside the loss computed with a "
-                              "wrong formula",
-})
+mistakes.register(
+    {
+        "no_tape": "no tf.GradientTape where the exercise asks for one",
+        "ignored_function": "the lesson's example formula instead of the function passed in",
+        "wrong_keys": "a dict whose keys are not those of params",
+        "differentiated_predictions": "the gradient of the predictions instead of the loss",
+        "returned_parameters": "the parameters' values instead of their gradients",
+        "absolute_error": "the gradient of the mean absolute error instead of the squared one",
+        "ascent_not_descent": "the parameters moved up the gradient instead of down",
+        "no_update": "the parameters were never updated",
+        "missed_parameter": "only some of the parameters were updated",
+        "loss_after_update": "each step's loss was computed after that step's update",
+        "returned_gradients": "gradients returned where losses were asked for",
+        "state_not_updated": "the variable still holds its old value",
+        "wrong_update": "the variable was updated to a wrong value",
+        "differentiated_average": "the gradient with respect to the average, not x",
+        "gradient_of_intermediate": "the gradient with respect to the new average, not x",
+        "swapped_decay": "decay and 1 - decay swapped in the moving average",
+        "lost_fraction": "a float input cast to an integer or rounded before differentiating",
+        "wrong_power": "the errors raised to another power than 2",
+        "other_loss": "a different loss than the one the exercise names",
+        "other_source": "the gradient taken with respect to something other than the "
+        "exercise's source",
+        "moving_average_formula": "the moving average inside the loss computed with a "
+        "wrong formula",
+    }
+)
 
-__all__ = ["CATALOGUE", "derivative", "parameter_gradients", "train",
-           "update_and_differentiate"]
+__all__ = ["CATALOGUE", "derivative", "parameter_gradients", "train", "update_and_differentiate"]

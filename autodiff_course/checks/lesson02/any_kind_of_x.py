@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Wrong, as_values, diagnose_mistake, exercise, explain_difference, fresh_rng,
-    matches, raise_if_missing, raise_if_partly_cut, raise_if_zeros_hide, signed,
-)
-from .shared import (
-    _float32_for_float64, _labelled, _raise_generic_then_weak, _raise_if_float32_inside,
-    _run, _show, _tolerance,
-)
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import diagnose_mistake
+from ...checking import exercise
+from ...checking import explain_difference
+from ...checking import fresh_rng
+from ...checking import matches
+from ...checking import raise_if_missing
+from ...checking import raise_if_partly_cut
+from ...checking import raise_if_zeros_hide
+from ...checking import signed
+from .shared import _float32_for_float64
+from .shared import _labelled
+from .shared import _raise_generic_then_weak
+from .shared import _raise_if_float32_inside
+from .shared import _run
+from .shared import _show
+from .shared import _tolerance
 
 
 def _test_function(rng):
@@ -48,15 +58,19 @@ def _kinds_of_x(rng):
     float64 = signed(rng, int(rng.integers(2, 5)), 0.1, 2.5, decimals=None)
     frozen = signed(rng, int(rng.integers(2, 4)), 0.1, 2.0)
     return [
-        (f"a float32 tensor x = {_show(vector)}", tf.constant(vector, tf.float32),
-         tf.float32),
-        (f"an int32 tensor x = {_show(integers)}", tf.constant(integers, tf.int32),
-         tf.float32),
+        (f"a float32 tensor x = {_show(vector)}", tf.constant(vector, tf.float32), tf.float32),
+        (f"an int32 tensor x = {_show(integers)}", tf.constant(integers, tf.int32), tf.float32),
         ("a float64 tensor x", tf.constant(float64, tf.float64), tf.float64),
-        (f"a trainable tf.Variable x = {scalar:g}", tf.Variable(scalar, dtype=tf.float32),
-         tf.float32),
-        (f"a tf.Variable with trainable=False, x = {_show(frozen)}",
-         tf.Variable(frozen, dtype=tf.float32, trainable=False), tf.float32),
+        (
+            f"a trainable tf.Variable x = {scalar:g}",
+            tf.Variable(scalar, dtype=tf.float32),
+            tf.float32,
+        ),
+        (
+            f"a tf.Variable with trainable=False, x = {_show(frozen)}",
+            tf.Variable(frozen, dtype=tf.float32, trainable=False),
+            tf.float32,
+        ),
     ]
 
 
@@ -87,66 +101,112 @@ def derivative(answer):
         where = f"For {description}: "
         raise_if_missing(run, prefix=where)
         if run.raised is not None:
-            extra = (" Convert an integer x to float32 with tf.cast before f sees it."
-                     if x.dtype.is_integer else "")
+            extra = (
+                " Convert an integer x to float32 with tf.cast before f sees it."
+                if x.dtype.is_integer
+                else ""
+            )
             ending = "" if run.raised.hint.endswith((".", "!", "?")) else "."
             raise Wrong(run.raised.hint + ending + extra, "raised")
         result = run.value
         raise_if_zeros_hide(run, result, prefix=where)
-        _float32_for_float64(f"{where}your result", result, dtype,
-                             "convert only integer inputs (`if x.dtype.is_integer:`), "
-                             "so that a float x keeps its dtype.")
+        _float32_for_float64(
+            f"{where}your result",
+            result,
+            dtype,
+            "convert only integer inputs (`if x.dtype.is_integer:`), "
+            "so that a float x keeps its dtype.",
+        )
         got = as_values(result, name=label, shape=tuple(x.shape), dtype=dtype)
         points = np.asarray(x.numpy(), dtype=np.float64)
         expected = slope_of(points)
         tolerance = _tolerance(dtype)
         if not run.log.calls:
             if matches(got, expected, **tolerance):
-                raise Wrong(f"{where}the numbers are right, but no tf.GradientTape "
-                            "produced them. This exercise is about the tape: record "
-                            "f(x) on a tf.GradientTape and ask it for tape.gradient.",
-                            "no_tape")
+                raise Wrong(
+                    f"{where}the numbers are right, but no tf.GradientTape "
+                    "produced them. This exercise is about the tape: record "
+                    "f(x) on a tf.GradientTape and ask it for tape.gradient.",
+                    "no_tape",
+                )
             if matches(got, expected, rtol=1e-2, atol=1e-6):
-                raise Wrong(f"{where}your numbers come close, but no tf.GradientTape "
-                            "computed them: that is an approximation such as a finite "
-                            "difference. Record f(x) on a tape and ask it for "
-                            "tape.gradient.", "finite_differences")
+                raise Wrong(
+                    f"{where}your numbers come close, but no tf.GradientTape "
+                    "computed them: that is an approximation such as a finite "
+                    "difference. Record f(x) on a tape and ask it for "
+                    "tape.gradient.",
+                    "finite_differences",
+                )
         elif matches(got, expected, **tolerance):
             continue
         known = [
-            ("value_not_derivative",
-             f"{where}you returned f(x) itself, not its derivative: return "
-             "tape.gradient(y, x).", value_of(points)),
-            ("ignored_function",
-             f"{where}you returned 3x**2 - 2, the slope of the lesson's x**3 - 2x. "
-             "The check passes a different f each time: call f(x) on the tape.",
-             3 * points**2 - 2),
-            ("differentiated_twice",
-             f"{where}you returned the second derivative f''(x): differentiate once.",
-             curvature_of(points)),
-            ("extra_factor",
-             f"{where}you returned the derivative times x: tape.gradient(y, x) is "
-             "already df/dx, with nothing to multiply.", slope_of(points) * points),
-            ("lost_fraction",
-             f"{where}you returned the derivative at x without its fractional part: a "
-             "cast of a float x to an integer dtype dropped it. Cast only integer "
-             "inputs, and to a float dtype.", slope_of(np.trunc(points))),
-            ("lost_fraction",
-             f"{where}you returned the derivative at x rounded to whole numbers: "
-             "rounding (or a cast to an integer) changed the point. Leave float "
-             "inputs as they are.", slope_of(np.round(points))),
+            (
+                "value_not_derivative",
+                f"{where}you returned f(x) itself, not its derivative: return tape.gradient(y, x).",
+                value_of(points),
+            ),
+            (
+                "ignored_function",
+                f"{where}you returned 3x**2 - 2, the slope of the lesson's x**3 - 2x. "
+                "The check passes a different f each time: call f(x) on the tape.",
+                3 * points**2 - 2,
+            ),
+            (
+                "differentiated_twice",
+                f"{where}you returned the second derivative f''(x): differentiate once.",
+                curvature_of(points),
+            ),
+            (
+                "extra_factor",
+                f"{where}you returned the derivative times x: tape.gradient(y, x) is "
+                "already df/dx, with nothing to multiply.",
+                slope_of(points) * points,
+            ),
+            (
+                "lost_fraction",
+                f"{where}you returned the derivative at x without its fractional part: a "
+                "cast of a float x to an integer dtype dropped it. Cast only integer "
+                "inputs, and to a float dtype.",
+                slope_of(np.trunc(points)),
+            ),
+            (
+                "lost_fraction",
+                f"{where}you returned the derivative at x rounded to whole numbers: "
+                "rounding (or a cast to an integer) changed the point. Leave float "
+                "inputs as they are.",
+                slope_of(np.round(points)),
+            ),
         ]
         _raise_if_float32_inside(run, got, expected, dtype, where[:-2])
         raise_if_missing(run, prefix=where, hidden=True)
         diagnose_mistake(got, known, **tolerance)
         raise_if_partly_cut(run, prefix=where)
-        _raise_generic_then_weak(run, got, expected, label=where[:-2], probe="x",
-                                 prefix=where, batch=points.size, at=points,
-                                 what="your derivative", tolerance=tolerance)
-        raise _labelled(where[:-2], explain_difference(
-            got, expected, at=points, batch=points.size, what="your derivative",
-            summary=f"{where}not the derivative of the f the check passed in.",
-            **tolerance))
-    return ("For a fresh f and every kind of x (float32 and float64 tensors, an int32 "
-            "tensor, trainable and non-trainable variables) your tape returns df/dx in "
-            "the right dtype.")
+        _raise_generic_then_weak(
+            run,
+            got,
+            expected,
+            label=where[:-2],
+            probe="x",
+            prefix=where,
+            batch=points.size,
+            at=points,
+            what="your derivative",
+            tolerance=tolerance,
+        )
+        raise _labelled(
+            where[:-2],
+            explain_difference(
+                got,
+                expected,
+                at=points,
+                batch=points.size,
+                what="your derivative",
+                summary=f"{where}not the derivative of the f the check passed in.",
+                **tolerance,
+            ),
+        )
+    return (
+        "For a fresh f and every kind of x (float32 and float64 tensors, an int32 "
+        "tensor, trainable and non-trainable variables) your tape returns df/dx in "
+        "the right dtype."
+    )

@@ -8,10 +8,16 @@ from dataclasses import asdict
 
 import numpy as np
 
-from ...checking import (
-    FLOAT32, Run, Wrong, describe_difference, generic_mistake, matches,
-    raise_if_partly_cut, run_answer, signed, tolerance_for,
-)
+from ...checking import FLOAT32
+from ...checking import Run
+from ...checking import Wrong
+from ...checking import describe_difference
+from ...checking import generic_mistake
+from ...checking import matches
+from ...checking import raise_if_partly_cut
+from ...checking import run_answer
+from ...checking import signed
+from ...checking import tolerance_for
 from ...checking.provenance import hint as cause_hint
 
 # How the lesson (sections 5 and 6) names each cause of a None.
@@ -44,15 +50,26 @@ def _run(answer, *args, name: str | None = None) -> Run:
     return run_answer(answer, *args, name=name, name_cause=_named)
 
 
-def _raise_generic_then_weak(run: Run, got, expected, *, label: str, probe: str,
-                             prefix: str, batch=None, what: str, at=None,
-                             tolerance: dict) -> None:
+def _raise_generic_then_weak(
+    run: Run,
+    got,
+    expected,
+    *,
+    label: str,
+    probe: str,
+    prefix: str,
+    batch=None,
+    what: str,
+    at=None,
+    tolerance: dict,
+) -> None:
     """A generic numerical pattern that fits exactly, else weaker evidence of a cut."""
     found = generic_mistake(got, expected, batch=batch, what=what, **tolerance)
     if found is not None:
         code, hint = found
-        raise _labelled(label, Wrong(
-            f"{hint} {describe_difference(got, expected, at, **tolerance)}", code))
+        raise _labelled(
+            label, Wrong(f"{hint} {describe_difference(got, expected, at, **tolerance)}", code)
+        )
     raise_if_partly_cut(run, probe=probe, prefix=prefix, strong=False)
 
 
@@ -60,22 +77,28 @@ def _labelled(label: str, wrong: Wrong) -> Wrong:
     """The same verdict, opened with the probe's description."""
     if wrong.hint.startswith(label):
         return wrong
-    return Wrong(f"{label}: {wrong.hint[0].lower()}{wrong.hint[1:]}"
-                 if not wrong.hint.startswith(("For ", "With ")) else wrong.hint,
-                 wrong.mistake)
+    return Wrong(
+        f"{label}: {wrong.hint[0].lower()}{wrong.hint[1:]}"
+        if not wrong.hint.startswith(("For ", "With "))
+        else wrong.hint,
+        wrong.mistake,
+    )
 
 
 def _raise_if_float32_inside(run: Run, got, expected, dtype, label: str) -> None:
     """float64 in and out, but float32's precision: say so when a float32 step ran."""
     if getattr(dtype, "name", "") != "float64" or not matches(
-            got, expected, rtol=1e-4, atol=FLOAT32.atol):
+        got, expected, rtol=1e-4, atol=FLOAT32.atol
+    ):
         return
     if run.provenance.narrowed_to_float32():
-        raise Wrong(f"{label}: your result is float64, but only as precise as float32: "
-                    "part of the computation ran in float32 (a tf.cast(..., tf.float32), "
-                    "or a constant made with dtype=tf.float32, converted back "
-                    "afterwards). Keep every step in the input's dtype.",
-                    "float32_not_float64")
+        raise Wrong(
+            f"{label}: your result is float64, but only as precise as float32: "
+            "part of the computation ran in float32 (a tf.cast(..., tf.float32), "
+            "or a constant made with dtype=tf.float32, converted back "
+            "afterwards). Keep every step in the input's dtype.",
+            "float32_not_float64",
+        )
 
 
 def _tolerance(dtype) -> dict:
@@ -86,10 +109,12 @@ def _float32_for_float64(name: str, value, dtype, fix: str) -> None:
     """float32 back for float64 in: say where the digits went."""
     import tensorflow as tf
 
-    if isinstance(value, (tf.Tensor, tf.Variable)) and dtype == tf.float64 \
-            and value.dtype == tf.float32:
-        raise Wrong(f"{name} is float32 for a float64 input: {fix}",
-                    "float32_not_float64")
+    if (
+        isinstance(value, (tf.Tensor, tf.Variable))
+        and dtype == tf.float64
+        and value.dtype == tf.float32
+    ):
+        raise Wrong(f"{name} is float32 for a float64 input: {fix}", "float32_not_float64")
 
 
 def _show(array) -> str:
@@ -107,6 +132,10 @@ def _linear_data(rng, n: int, k: int):
     b = float(signed(rng, (), 0.2, 1.5))
     residual = signed(rng, (n,), 1.2, 2.5)
     residual[0] = float(signed(rng, (), 0.1, 0.8))
+    # Both signs on every draw: with one sign only, the absolute error's gradient
+    # would equal the gradient of the mean prediction.
+    residual[1:] = np.abs(residual[1:])
+    residual[-1] = -residual[-1]
     y = np.round(x @ w + b - residual, 3)
     return x, y, w, b
 

@@ -9,10 +9,15 @@ import re
 
 import numpy as np
 
-from ...checking import (
-    Wrong, as_values, close_points, describe_difference, explain_difference, matches,
-    none_hint, points, record_answer,
-)
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import close_points
+from ...checking import describe_difference
+from ...checking import explain_difference
+from ...checking import matches
+from ...checking import none_hint
+from ...checking import points
+from ...checking import record_answer
 
 
 def _tf():
@@ -23,17 +28,24 @@ def _tf():
 
 # -- shared plumbing of the four checks ------------------------------------------
 
+
 def _record(answer, x, name):
     """``answer(x)`` on the check's tape; errors of the decorator named plainly."""
     try:
         return record_answer(answer, x, name=name)
     except Wrong as wrong:
-        if wrong.mistake == "raised" and "values to unpack" in wrong.hint \
-                and "expected 2" in wrong.hint:
-            raise Wrong("Your function is decorated with @tf.custom_gradient, but it "
-                        "returned only the output. A custom-gradient function returns a "
-                        "pair: `return output, grad_fn`, where grad_fn(upstream) is your "
-                        "backward rule.", "forgot_grad_fn") from None
+        if (
+            wrong.mistake == "raised"
+            and "values to unpack" in wrong.hint
+            and "expected 2" in wrong.hint
+        ):
+            raise Wrong(
+                "Your function is decorated with @tf.custom_gradient, but it "
+                "returned only the output. A custom-gradient function returns a "
+                "pair: `return output, grad_fn`, where grad_fn(upstream) is your "
+                "backward rule.",
+                "forgot_grad_fn",
+            ) from None
         raise
 
 
@@ -46,13 +58,14 @@ def _gradients(recorded, upstream, sources, *, what: str = "x"):
     except Wrong as wrong:
         if wrong.mistake != "raised":
             raise wrong from None
-        expected = re.search(r"expected to return (\d+) gradients, but returned (\d+)",
-                             wrong.hint)
+        expected = re.search(r"expected to return (\d+) gradients, but returned (\d+)", wrong.hint)
         if expected:
-            raise Wrong(f"Your grad_fn returned {expected.group(2)} gradients, but the "
-                        f"function has {expected.group(1)} input(s): return one gradient "
-                        f"per input, each shaped like it (here: the gradient for {what}).",
-                        "grad_fn_raised") from None
+            raise Wrong(
+                f"Your grad_fn returned {expected.group(2)} gradients, but the "
+                f"function has {expected.group(1)} input(s): return one gradient "
+                f"per input, each shaped like it (here: the gradient for {what}).",
+                "grad_fn_raised",
+            ) from None
         raise Wrong(wrong.hint, "grad_fn_raised") from None
 
 
@@ -61,26 +74,34 @@ def _explain_none(log, what: str = "x") -> Wrong:
     for call in log.custom_calls:
         for _, returned in call.backward:
             if returned and returned[0] is None:
-                return Wrong(f"The gradient for {what} is None: your grad_fn returned None "
-                             f"for it. It must return upstream times the local derivative, "
-                             f"a tensor shaped like {what}.", "no_gradient")
+                return Wrong(
+                    f"The gradient for {what} is None: your grad_fn returned None "
+                    f"for it. It must return upstream times the local derivative, "
+                    f"a tensor shaped like {what}.",
+                    "no_gradient",
+                )
     return Wrong(none_hint("no_gradient", what), "no_gradient")
 
 
 def _require_rule_ran(log, plain: str) -> None:
     """The learner's @tf.custom_gradient function ran, and so did its grad_fn."""
     if not log.used_custom_gradient:
-        raise Wrong(f"{plain + ' ' if plain else ''}No @tf.custom_gradient function ran, "
-                    f"so the gradient came from TensorFlow's own rules for the operations "
-                    f"you used. The exercise asks for your own backward rule: decorate the "
-                    f"function with @tf.custom_gradient and return (output, grad_fn). "
-                    f"(Inside tf.function the check cannot see it: take that off.)",
-                    "custom_gradient_not_used")
+        raise Wrong(
+            f"{plain + ' ' if plain else ''}No @tf.custom_gradient function ran, "
+            f"so the gradient came from TensorFlow's own rules for the operations "
+            f"you used. The exercise asks for your own backward rule: decorate the "
+            f"function with @tf.custom_gradient and return (output, grad_fn). "
+            f"(Inside tf.function the check cannot see it: take that off.)",
+            "custom_gradient_not_used",
+        )
     if not log.custom_backward_ran:
-        raise Wrong("Your @tf.custom_gradient function ran, but its grad_fn never did: "
-                    "the output you return is not the custom function's output, so the "
-                    "gradient came from other operations. Return the custom function's "
-                    "output itself.", "custom_gradient_not_used")
+        raise Wrong(
+            "Your @tf.custom_gradient function ran, but its grad_fn never did: "
+            "the output you return is not the custom function's output, so the "
+            "gradient came from other operations. Return the custom function's "
+            "output itself.",
+            "custom_gradient_not_used",
+        )
 
 
 def _as_dtype(values, dtype):
@@ -110,16 +131,30 @@ def _value_fallback(values, expected, *, summary, x, tolerance, what, known=()) 
         offset = float(np.median(values - expected))
         scale = max(abs(offset), 1e-30)
         if abs(offset) > tolerance.rtol * float(np.max(np.abs(expected))) and np.allclose(
-                values, expected + offset, rtol=1e-4, atol=1e-4 * scale):
+            values, expected + offset, rtol=1e-4, atol=1e-4 * scale
+        ):
             if not any(matches(values, v, tolerance.rtol, tolerance.atol) for *_, v in known):
-                return Wrong(f"{what.capitalize()} is the right one plus {offset:.6g} at "
-                             f"every point: a constant term was added or dropped. "
-                             + describe_difference(values, expected, at=x,
-                                                   rtol=tolerance.rtol,
-                                                   atol=tolerance.atol), "constant_offset")
-    return _fallback(explain_difference(values, expected, summary=summary, at=x,
-                                        rtol=tolerance.rtol, atol=tolerance.atol,
-                                        what=what, known=known), "wrong_value")
+                return Wrong(
+                    f"{what.capitalize()} is the right one plus {offset:.6g} at "
+                    f"every point: a constant term was added or dropped. "
+                    + describe_difference(
+                        values, expected, at=x, rtol=tolerance.rtol, atol=tolerance.atol
+                    ),
+                    "constant_offset",
+                )
+    return _fallback(
+        explain_difference(
+            values,
+            expected,
+            summary=summary,
+            at=x,
+            rtol=tolerance.rtol,
+            atol=tolerance.atol,
+            what=what,
+            known=known,
+        ),
+        "wrong_value",
+    )
 
 
 def _reduced(got, expected, what: str) -> None:
@@ -129,18 +164,20 @@ def _reduced(got, expected, what: str) -> None:
         return
     for name, total in (("summed", np.sum(expected)), ("averaged", np.mean(expected))):
         if np.isclose(got.flat[0], total, rtol=1e-4, atol=1e-12 + 1e-4 * np.sum(np.abs(expected))):
-            raise Wrong(f"{what.capitalize()} is {got.flat[0]:.6g} at every element: the "
-                        f"right per-element values {name} over the whole input and spread "
-                        f"back. Each element of x gets its own derivative: leave out the "
-                        f"tf.reduce_sum / tf.reduce_mean (only a scalar variable's "
-                        f"gradient is summed).", "reduced_gradient")
+            raise Wrong(
+                f"{what.capitalize()} is {got.flat[0]:.6g} at every element: the "
+                f"right per-element values {name} over the whole input and spread "
+                f"back. Each element of x gets its own derivative: leave out the "
+                f"tf.reduce_sum / tf.reduce_mean (only a scalar variable's "
+                f"gradient is summed).",
+                "reduced_gradient",
+            )
 
 
 SCALE = -1.75  # the second upstream of the linearity probe: other sign, other size
 
 
-def _blame_the_rule(regrad, up, got, expected_local, x, tolerance, local_name,
-                    clip=None) -> None:
+def _blame_the_rule(regrad, up, got, expected_local, x, tolerance, local_name, clip=None) -> None:
     """After the catalogue: say whether the upstream or the local derivative is wrong.
 
     ``regrad(upstream)`` differentiates the answer's output again with another
@@ -163,31 +200,57 @@ def _blame_the_rule(regrad, up, got, expected_local, x, tolerance, local_name,
     if not np.all(consistent):
         bad = np.flatnonzero(~consistent)[0]
         where = x[usable].ravel()[bad]
-        raise Wrong(f"Your gradient does not scale with the upstream: the check ran your "
-                    f"rule again with the upstream multiplied by {SCALE:g}, and at x = "
-                    f"{where:.6g} the result changed by a factor of "
-                    f"{got2[usable].ravel()[bad] / got[usable].ravel()[bad]:.6g}. grad_fn "
-                    f"must return the upstream times a local derivative that depends on x "
-                    f"only: do not square, clip or otherwise transform the upstream itself"
-                    + (" beyond the clip the exercise asks for." if clip(np.array(9.0)) != 9.0
-                       else "."), "upstream_not_linear")
+        raise Wrong(
+            f"Your gradient does not scale with the upstream: the check ran your "
+            f"rule again with the upstream multiplied by {SCALE:g}, and at x = "
+            f"{where:.6g} the result changed by a factor of "
+            f"{got2[usable].ravel()[bad] / got[usable].ravel()[bad]:.6g}. grad_fn "
+            f"must return the upstream times a local derivative that depends on x "
+            f"only: do not square, clip or otherwise transform the upstream itself"
+            + (" beyond the clip the exercise asks for." if clip(np.array(9.0)) != 9.0 else "."),
+            "upstream_not_linear",
+        )
     local = np.where(usable, first, np.nan)
-    raise Wrong(f"Your grad_fn handles the upstream right (its result scales with it), but "
-                f"the local derivative it multiplies by is not {local_name}. "
-                + describe_difference(local, expected_local, at=x, rtol=tolerance.rtol,
-                                      atol=tolerance.atol), "wrong_local_derivative")
+    raise Wrong(
+        f"Your grad_fn handles the upstream right (its result scales with it), but "
+        f"the local derivative it multiplies by is not {local_name}. "
+        + describe_difference(
+            local, expected_local, at=x, rtol=tolerance.rtol, atol=tolerance.atol
+        ),
+        "wrong_local_derivative",
+    )
 
 
-def _wrong_gradient(gradient, expected, *, summary, x, up, tolerance, regrad, local,
-                    local_name, what="your gradient", known=(), clip=None) -> Wrong:
+def _wrong_gradient(
+    gradient,
+    expected,
+    *,
+    summary,
+    x,
+    up,
+    tolerance,
+    regrad,
+    local,
+    local_name,
+    what="your gradient",
+    known=(),
+    clip=None,
+) -> Wrong:
     """The verdict on a wrong gradient that the exercise's own catalogue left unnamed:
     one number everywhere (:func:`_reduced`), the ``known`` slips and the generic
     patterns, then whether the rule mishandles the upstream or its local derivative
     (:func:`_blame_the_rule`, when ``regrad`` is given), then a point that differs."""
     _reduced(gradient, expected, what)
-    wrong = explain_difference(gradient, expected, summary=summary, at=x,
-                               rtol=tolerance.rtol, atol=tolerance.atol, what=what,
-                               known=known)
+    wrong = explain_difference(
+        gradient,
+        expected,
+        summary=summary,
+        at=x,
+        rtol=tolerance.rtol,
+        atol=tolerance.atol,
+        what=what,
+        known=known,
+    )
     if wrong.mistake == "other" and regrad is not None:
         _blame_the_rule(regrad, up, gradient, local, x, tolerance, local_name, clip=clip)
     return _fallback(wrong, "wrong_gradient")

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    FLOAT32, FLOAT64, Wrong, as_values, close_points, diagnose_mistake, exercise,
-    explain_difference, fresh_rng, matches, upstream as draw_upstream,
-)
-from .shared import (
-    _as_dtype, _fallback, _fresh, _input_gradient, _record, _regrad, _require_rule_ran,
-    _sample, _tf, _wrong_gradient,
-)
+from ...checking import FLOAT32
+from ...checking import FLOAT64
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import close_points
+from ...checking import diagnose_mistake
+from ...checking import exercise
+from ...checking import explain_difference
+from ...checking import fresh_rng
+from ...checking import matches
+from ...checking import upstream as draw_upstream
+from .shared import _as_dtype
+from .shared import _fallback
+from .shared import _fresh
+from .shared import _input_gradient
+from .shared import _record
+from .shared import _regrad
+from .shared import _require_rule_ran
+from .shared import _sample
+from .shared import _tf
+from .shared import _wrong_gradient
 
 STE_FIXED = [-3.0, -1.5, -1.001, -1.0, -0.999, -0.5, 0.0, 0.5, 0.999, 1.0, 1.001, 1.5, 3.0]
 
@@ -32,8 +45,7 @@ def _describe_mask(x, passed, expected) -> str:
     blocking = x[~passed & expected]
     parts = []
     if letting.size:
-        parts.append(f"lets the upstream through at x = {_sample(np.sort(letting))}, "
-                     f"where |x| > 1")
+        parts.append(f"lets the upstream through at x = {_sample(np.sort(letting))}, where |x| > 1")
     if blocking.size:
         parts.append(f"blocks it at x = {_sample(np.sort(blocking))}, where |x| <= 1")
     return " and ".join(parts)
@@ -61,33 +73,62 @@ def binarize_ste(answer):
         expected_value = np.sign(x)
         if not matches(values, expected_value, tolerance.rtol, tolerance.atol):
             nonzero = x != 0
-            if matches(values[nonzero], expected_value[nonzero]) and \
-                    np.all(np.abs(values[~nonzero]) == 1.0):
-                raise Wrong("At x = 0 your forward gives "
-                            f"{values[~nonzero][0]:g}; tf.sign(0) is 0. The exercise's "
-                            "forward is tf.sign(x) itself (a where(x >= 0, 1, -1) "
-                            "binarisation differs at 0).", "sign_at_zero")
-            raise _fallback(explain_difference(
-                values, expected_value, summary="The forward value should be tf.sign(x).",
-                at=x, rtol=tolerance.rtol, atol=tolerance.atol, what="your forward value",
-                known=[
-                    ("forward_identity", "The forward returns x unchanged; it should "
-                     "binarise: tf.sign(x).", x),
-                    ("forward_round", "The forward rounds to the nearest integer; this "
-                     "exercise binarises with tf.sign(x), giving -1, 0 or +1.", np.round(x)),
-                    ("forward_hardtanh", "The forward clips x to [-1, 1]; the clipping "
-                     "belongs in the backward rule. The forward is tf.sign(x).",
-                     np.clip(x, -1.0, 1.0)),
-                ]), "wrong_value")
+            if matches(values[nonzero], expected_value[nonzero]) and np.all(
+                np.abs(values[~nonzero]) == 1.0
+            ):
+                raise Wrong(
+                    "At x = 0 your forward gives "
+                    f"{values[~nonzero][0]:g}; tf.sign(0) is 0. The exercise's "
+                    "forward is tf.sign(x) itself (a where(x >= 0, 1, -1) "
+                    "binarisation differs at 0).",
+                    "sign_at_zero",
+                )
+            raise _fallback(
+                explain_difference(
+                    values,
+                    expected_value,
+                    summary="The forward value should be tf.sign(x).",
+                    at=x,
+                    rtol=tolerance.rtol,
+                    atol=tolerance.atol,
+                    what="your forward value",
+                    known=[
+                        (
+                            "forward_identity",
+                            "The forward returns x unchanged; it should binarise: tf.sign(x).",
+                            x,
+                        ),
+                        (
+                            "forward_round",
+                            "The forward rounds to the nearest integer; this "
+                            "exercise binarises with tf.sign(x), giving -1, 0 or +1.",
+                            np.round(x),
+                        ),
+                        (
+                            "forward_hardtanh",
+                            "The forward clips x to [-1, 1]; the clipping "
+                            "belongs in the backward rule. The forward is tf.sign(x).",
+                            np.clip(x, -1.0, 1.0),
+                        ),
+                    ],
+                ),
+                "wrong_value",
+            )
         gradient = _input_gradient(recorded, up, x.shape, x_in.dtype)
         if not recorded.log.used_custom_gradient and np.all(gradient == 0.0):
-            raise Wrong("The gradient is 0 everywhere: that is tf.sign's own gradient, "
-                        "and no @tf.custom_gradient rule ran. A straight-through estimator "
-                        "replaces it: decorate binarize_ste with @tf.custom_gradient and "
-                        "return (tf.sign(x), grad_fn).", "custom_gradient_not_used")
-        _require_rule_ran(recorded.log, "The numbers may be right (the stop_gradient "
-                          "trick gives them too), but this exercise asks for a rule of "
-                          "your own.")
+            raise Wrong(
+                "The gradient is 0 everywhere: that is tf.sign's own gradient, "
+                "and no @tf.custom_gradient rule ran. A straight-through estimator "
+                "replaces it: decorate binarize_ste with @tf.custom_gradient and "
+                "return (tf.sign(x), grad_fn).",
+                "custom_gradient_not_used",
+            )
+        _require_rule_ran(
+            recorded.log,
+            "The numbers may be right (the stop_gradient "
+            "trick gives them too), but this exercise asks for a rule of "
+            "your own.",
+        )
         inside = np.abs(x) <= 1.0
         expected = up * inside
         if matches(gradient, expected, tolerance.rtol, tolerance.atol):
@@ -95,29 +136,53 @@ def binarize_ste(answer):
         passed = close_points(gradient, up, tolerance.rtol, tolerance.atol)
         blocked = gradient == 0.0
         known = [
-            ("not_clipped", "Your gradient passes upstream through everywhere. The clipped "
-             "variant zeroes it where |x| > 1: multiply by a mask of |x| <= 1, cast to "
-             "upstream.dtype.", up),
-            ("forgot_upstream", "Your gradient is 1 inside [-1, 1] and 0 outside, whatever "
-             "arrives from above: multiply the mask by `upstream`.", inside * 1.0),
-            ("inverted_clip", "The mask is inverted: keep upstream where |x| <= 1 and zero "
-             "it outside.", up * ~inside),
-            ("boundary_excluded", "At x = -1 and x = 1 exactly your gradient is 0. The "
-             "clipped estimator is the derivative of clip(x, -1, 1), which passes the "
-             "upstream on the boundary too: use |x| <= 1, not < 1.",
-             up * (np.abs(x) < 1.0)),
+            (
+                "not_clipped",
+                "Your gradient passes upstream through everywhere. The clipped "
+                "variant zeroes it where |x| > 1: multiply by a mask of |x| <= 1, cast to "
+                "upstream.dtype.",
+                up,
+            ),
+            (
+                "forgot_upstream",
+                "Your gradient is 1 inside [-1, 1] and 0 outside, whatever "
+                "arrives from above: multiply the mask by `upstream`.",
+                inside * 1.0,
+            ),
+            (
+                "inverted_clip",
+                "The mask is inverted: keep upstream where |x| <= 1 and zero it outside.",
+                up * ~inside,
+            ),
+            (
+                "boundary_excluded",
+                "At x = -1 and x = 1 exactly your gradient is 0. The "
+                "clipped estimator is the derivative of clip(x, -1, 1), which passes the "
+                "upstream on the boundary too: use |x| <= 1, not < 1.",
+                up * (np.abs(x) < 1.0),
+            ),
         ]
         diagnose_mistake(gradient, known, tolerance.rtol, tolerance.atol)
         if np.all(passed | blocked) and passed.any():
-            raise Wrong(f"Your rule {_describe_mask(x, passed & ~blocked, inside)}. The "
-                        f"clipped estimator passes the upstream exactly where |x| <= 1 "
-                        f"(x = -1 and 1 included) and gives 0 elsewhere.", "wrong_mask")
-        raise _wrong_gradient(gradient, expected, summary="The gradient should be upstream "
-                              "where |x| <= 1 and 0 elsewhere.", x=x, up=up,
-                              tolerance=tolerance,
-                              regrad=_regrad(recorded, name, x.shape, x_in.dtype),
-                              local=inside * 1.0,
-                              local_name="1 where |x| <= 1 and 0 elsewhere")
-    return ("Forward tf.sign(x); backward upstream where |x| <= 1 (x = -1 and 1 "
-            "included) and 0 elsewhere, in float32 and in a float64 (3, 4) batch, with "
-            "upstreams of both signs; your @tf.custom_gradient rule produced it.")
+            raise Wrong(
+                f"Your rule {_describe_mask(x, passed & ~blocked, inside)}. The "
+                f"clipped estimator passes the upstream exactly where |x| <= 1 "
+                f"(x = -1 and 1 included) and gives 0 elsewhere.",
+                "wrong_mask",
+            )
+        raise _wrong_gradient(
+            gradient,
+            expected,
+            summary="The gradient should be upstream where |x| <= 1 and 0 elsewhere.",
+            x=x,
+            up=up,
+            tolerance=tolerance,
+            regrad=_regrad(recorded, name, x.shape, x_in.dtype),
+            local=inside * 1.0,
+            local_name="1 where |x| <= 1 and 0 elsewhere",
+        )
+    return (
+        "Forward tf.sign(x); backward upstream where |x| <= 1 (x = -1 and 1 "
+        "included) and 0 elsewhere, in float32 and in a float64 (3, 4) batch, with "
+        "upstreams of both signs; your @tf.custom_gradient rule produced it."
+    )

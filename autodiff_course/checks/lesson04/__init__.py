@@ -29,41 +29,42 @@ from .newton import newton_step
 from .safe_norms import safe_norm
 from .sigmoid_slope import smooth_sigmoid
 
-mistakes.register({
-    "newton_uphill": "x + f'/f'': a Newton step with the wrong sign",
-    "newton_ratio_inverted": "x - f''/f' where x - f'/f'' belongs",
-    "newton_step_only": "the step f'/f'' returned instead of the new point x - f'/f''",
-    "newton_root_finding": "x - f/f' (Newton's root-finding step) where x - f'/f'' "
-                           "belongs",
-    "gradient_descent_step": "x - f'(x): the second derivative left out",
-    "first_not_second": "a first derivative where a second derivative belongs",
-    "second_not_newton": "the second derivative returned instead of the Newton step",
-    "product_of_partials": "dz/dx * dz/dy where the derivative of dz/dx with respect to "
-                           "y belongs",
-    "structural_none": "None where the derivative is structurally zero (zeros were asked for)",
-    "slope_as_value": "sigmoid's slope returned as the forward value",
-    "sigmoid_cancellation": "s * (1 - s): 1 - sigmoid(x) cancels on the positive tail",
-    "exp_overflow": "a slope written with exp, which overflows on a tail",
-    "softplus_slope": "upstream * sigmoid(x), the slope of softplus, where sigmoid's "
-                      "slope belongs",
-    "tail_inaccurate": "right near zero, inaccurate on one tail",
-    "wrong_combination": "the right derivatives, combined into the wrong formula",
-    "square_of_sum": "the square of a sum where the sum of squares belongs",
-    "threshold_too_large": "a tf.where threshold that zeroes small nonzero rows",
-    "other_norm": "another norm (the largest entry, ...) where the Euclidean norm belongs",
-    "custom_rule_bypassed": "part of the gradient came from ops outside the custom rule",
-    "forward_over_reverse": "forward over reverse where reverse over reverse is asked for",
-    "returned_hessian": "the Hessian matrix where the Hessian-vector product belongs",
-    "directional_derivative": "the number v . grad f where the vector H @ v belongs",
-    "hessian_row_sums": "H @ ones (times v) where H @ v belongs",
-    "squared_norm": "the squared norm where the norm belongs",
-    "l1_norm": "the sum of absolute values where the Euclidean norm belongs",
-    "whole_tensor_norm": "one norm of the whole batch where one norm per row belongs",
-    "eps_too_large": "an epsilon big enough to change the norm of small rows",
-    "eps_outside_sqrt": "the epsilon added after the square root, where it protects nothing",
-    "nan_gradient_at_zero": "a norm whose gradient is nan at a zero row",
-    "where_without_safe_branch": "one tf.where around an op whose gradient is nan at 0",
-    "gradient_too_large": "a finite gradient at zero longer than any slope of a norm",
-})
+mistakes.register(
+    {
+        "newton_uphill": "x + f'/f'': a Newton step with the wrong sign",
+        "newton_ratio_inverted": "x - f''/f' where x - f'/f'' belongs",
+        "newton_step_only": "the step f'/f'' returned instead of the new point x - f'/f''",
+        "newton_root_finding": "x - f/f' (Newton's root-finding step) where x - f'/f'' belongs",
+        "gradient_descent_step": "x - f'(x): the second derivative left out",
+        "first_not_second": "a first derivative where a second derivative belongs",
+        "second_not_newton": "the second derivative returned instead of the Newton step",
+        "product_of_partials": "dz/dx * dz/dy where the derivative of dz/dx with respect to "
+        "y belongs",
+        "structural_none": "None where the derivative is structurally zero (zeros were asked for)",
+        "slope_as_value": "sigmoid's slope returned as the forward value",
+        "sigmoid_cancellation": "s * (1 - s): 1 - sigmoid(x) cancels on the positive tail",
+        "exp_overflow": "a slope written with exp, which overflows on a tail",
+        "softplus_slope": "upstream * sigmoid(x), the slope of softplus, where sigmoid's "
+        "slope belongs",
+        "tail_inaccurate": "right near zero, inaccurate on one tail",
+        "wrong_combination": "the right derivatives, combined into the wrong formula",
+        "square_of_sum": "the square of a sum where the sum of squares belongs",
+        "threshold_too_large": "a tf.where threshold that zeroes small nonzero rows",
+        "other_norm": "another norm (the largest entry, ...) where the Euclidean norm belongs",
+        "custom_rule_bypassed": "part of the gradient came from ops outside the custom rule",
+        "forward_over_reverse": "forward over reverse where reverse over reverse is asked for",
+        "returned_hessian": "the Hessian matrix where the Hessian-vector product belongs",
+        "directional_derivative": "the number v . grad f where the vector H @ v belongs",
+        "hessian_row_sums": "H @ ones (times v) where H @ v belongs",
+        "squared_norm": "the squared norm where the norm belongs",
+        "l1_norm": "the sum of absolute values where the Euclidean norm belongs",
+        "whole_tensor_norm": "one norm of the whole batch where one norm per row belongs",
+        "eps_too_large": "an epsilon big enough to change the norm of small rows",
+        "eps_outside_sqrt": "the epsilon added after the square root, where it protects nothing",
+        "nan_gradient_at_zero": "a norm whose gradient is nan at a zero row",
+        "where_without_safe_branch": "one tf.where around an op whose gradient is nan at 0",
+        "gradient_too_large": "a finite gradient at zero longer than any slope of a norm",
+    }
+)
 
 __all__ = ["hvp", "mixed_partial", "newton_step", "safe_norm", "smooth_sigmoid"]

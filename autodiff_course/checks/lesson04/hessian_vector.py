@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Tolerance, Wrong, as_values, exercise, forbid_jacobian, fresh_rng, matches,
-    require_nested, shape_of, signed, tensor, tolerance_for,
-)
-from .judging import _judge, _results
-from .shared import _call, _explain_none_or_error
+from ...checking import Tolerance
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import exercise
+from ...checking import forbid_jacobian
+from ...checking import fresh_rng
+from ...checking import matches
+from ...checking import require_nested
+from ...checking import shape_of
+from ...checking import signed
+from ...checking import tensor
+from ...checking import tolerance_for
+from .judging import _judge
+from .judging import _results
+from .shared import _call
+from .shared import _explain_none_or_error
 
 
 def _rosenbrock(x):
@@ -56,8 +66,11 @@ def _quartic_parts(x):
 def _explain_outer_target(log, got, hessian, v_values, tol: Tolerance, atol) -> None:
     """The outer tape's result is H @ w for some w != v: say which w."""
     expected = hessian @ v_values
-    results = [result for result in _results(log, outer_only=True)
-               if result.shape == expected.shape and np.all(np.isfinite(result))]
+    results = [
+        result
+        for result in _results(log, outer_only=True)
+        if result.shape == expected.shape and np.all(np.isfinite(result))
+    ]
     loose = max(tol.rtol, 1e-9) * 10
     if not results or any(matches(result, expected, loose, atol) for result in results):
         return  # no outer result, or the outer result was right and changed afterwards
@@ -65,11 +78,14 @@ def _explain_outer_target(log, got, hessian, v_values, tol: Tolerance, atol) -> 
         return
     w = np.linalg.solve(hessian, results[-1])
     shown = {"precision": 4, "suppress_small": True}
-    raise Wrong("Your outer tape differentiated another target than sum(g * v): its "
-                f"gradient is H @ w with w = {np.array2string(w, **shown)}, where H @ v "
-                f"needs w = v = {np.array2string(v_values, **shown)}. (When the target "
-                "depends on x only through the gradient g, w is its derivative with respect "
-                "to g; for sum(g * v) that is v.)", "wrong_target")
+    raise Wrong(
+        "Your outer tape differentiated another target than sum(g * v): its "
+        f"gradient is H @ w with w = {np.array2string(w, **shown)}, where H @ v "
+        f"needs w = v = {np.array2string(v_values, **shown)}. (When the target "
+        "depends on x only through the gradient g, w is its derivative with respect "
+        "to g; for sum(g * v) that is v.)",
+        "wrong_target",
+    )
 
 
 _HVP_BETWEEN = " (here the product with v), or pass v as output_gradients instead"
@@ -78,7 +94,8 @@ _FORWARD_OVER_REVERSE_HINT = (
     "Your function computed H @ v forward over reverse (a ForwardAccumulator around the "
     "gradient), the route the lesson showed above. This exercise asks for the other "
     "route, reverse over reverse: nested GradientTapes, with the outer one "
-    "differentiating sum(g * v).")
+    "differentiating sum(g * v)."
+)
 
 
 @exercise("4.4", "a Hessian-vector product, reverse over reverse")
@@ -108,22 +125,32 @@ def hvp(answer):
         x, v = tensor(x_values, dtype), tensor(v_values, dtype)
         value, run, wrong = _call(answer, function, x, v, name="`hvp`")
         log = run.log
-        forbid_jacobian(log, "H @ v comes from one more backward pass through the "
-                        "gradient, the gradient of sum(g * v), never from H itself.")
+        forbid_jacobian(
+            log,
+            "H @ v comes from one more backward pass through the "
+            "gradient, the gradient of sum(g * v), never from H itself.",
+        )
         if log.accumulators:
             raise Wrong(_FORWARD_OVER_REVERSE_HINT, "forward_over_reverse")
         if value is None or wrong is not None:
-            _explain_none_or_error(run, value, wrong, names=((x, "x"), (v, "v")),
-                                   name="`hvp`", between=_HVP_BETWEEN)
+            _explain_none_or_error(
+                run, value, wrong, names=((x, "x"), (v, "v")), name="`hvp`", between=_HVP_BETWEEN
+            )
         shape = shape_of(value)
         if shape == ():
-            raise Wrong("You returned one number, probably v . grad f or v . H v. The "
-                        "Hessian-vector product is a vector shaped like x: differentiate "
-                        "v . grad f with respect to x.", "directional_derivative")
+            raise Wrong(
+                "You returned one number, probably v . grad f or v . H v. The "
+                "Hessian-vector product is a vector shaped like x: differentiate "
+                "v . grad f with respect to x.",
+                "directional_derivative",
+            )
         if shape == (n, n):
-            raise Wrong(f"You returned a {n}x{n} matrix: the Hessian itself, or H * v "
-                        f"broadcast. A Hessian-vector product is H @ v, shaped like x, "
-                        f"computed without forming H.", "returned_hessian")
+            raise Wrong(
+                f"You returned a {n}x{n} matrix: the Hessian itself, or H * v "
+                f"broadcast. A Hessian-vector product is H @ v, shaped like x, "
+                f"computed without forming H.",
+                "returned_hessian",
+            )
         got = as_values(value, name="`hvp`", shape=(n,), dtype=x.dtype)
         tol = tolerance_for(dtype)
         expected = hessian @ v_values
@@ -132,33 +159,71 @@ def hvp(answer):
             require_nested(log)
             continue
         row_sums = hessian @ np.ones(n)
-        _judge(got, expected, tol, run=run, names=((x, "x"), (v, "v")), atol=atol, batch=n,
-               between=_HVP_BETWEEN, what="your product",
-               computed=("Your outer tape computed H @ v correctly, but your function "
-                         "changed it before returning it (multiplied or scaled it?).",
-                         [("(H @ v)", expected)], expected),
-               summary=f"Not H @ v for {label} in {dtype}.", known=[
-                   ("first_not_second", "You returned grad f, the first derivative. "
+        _judge(
+            got,
+            expected,
+            tol,
+            run=run,
+            names=((x, "x"), (v, "v")),
+            atol=atol,
+            batch=n,
+            between=_HVP_BETWEEN,
+            what="your product",
+            computed=(
+                "Your outer tape computed H @ v correctly, but your function "
+                "changed it before returning it (multiplied or scaled it?).",
+                [("(H @ v)", expected)],
+                expected,
+            ),
+            summary=f"Not H @ v for {label} in {dtype}.",
+            known=[
+                (
+                    "first_not_second",
+                    "You returned grad f, the first derivative. "
                     "Differentiate v . grad f once more with respect to x, on an outer "
-                    "tape that recorded the inner gradient.", gradient),
-                   ("first_not_second", "You returned grad f * v, element by element: "
+                    "tape that recorded the inner gradient.",
+                    gradient,
+                ),
+                (
+                    "first_not_second",
+                    "You returned grad f * v, element by element: "
                     "that product must itself be differentiated, the outer gradient of "
-                    "sum(grad f * v).", gradient * v_values),
-                   ("hessian_row_sums", "You multiplied by v after the outer gradient. "
+                    "sum(grad f * v).",
+                    gradient * v_values,
+                ),
+                (
+                    "hessian_row_sums",
+                    "You multiplied by v after the outer gradient. "
                     "outer.gradient(g, x) is H @ ones, the row sums of H; multiply g by v "
                     "inside the outer block and differentiate the sum, or pass "
-                    "output_gradients=v.", row_sums * v_values),
-                   ("scale_factor", "You normalised v (or scaled it): the exercise asks "
+                    "output_gradients=v.",
+                    row_sums * v_values,
+                ),
+                (
+                    "scale_factor",
+                    "You normalised v (or scaled it): the exercise asks "
                     "for H @ v for the v it passes, whatever its length.",
-                    expected / np.linalg.norm(v_values)),
-                   ("hessian_row_sums", "Your result does not depend on v: it is H @ ones, "
+                    expected / np.linalg.norm(v_values),
+                ),
+                (
+                    "hessian_row_sums",
+                    "Your result does not depend on v: it is H @ ones, "
                     "the outer gradient of g itself. Differentiate sum(g * v) instead, or "
-                    "pass output_gradients=v.", row_sums),
-                   ("wrong_target", "Your outer target adds f(x) (or a term like it) "
+                    "pass output_gradients=v.",
+                    row_sums,
+                ),
+                (
+                    "wrong_target",
+                    "Your outer target adds f(x) (or a term like it) "
                     "to sum(g * v), so its gradient adds grad f to H @ v. Differentiate "
-                    "sum(g * v) alone.", expected + gradient),
-               ], before_generic=lambda: _explain_outer_target(log, got, hessian, v_values,
-                                                               tol, atol))
-    return ("Nested tapes, no Hessian formed: H @ v is right for three functions you had "
-            "not seen, in float32 and to float64 precision. Its cost is about two "
-            "gradients, whatever the size of x.")
+                    "sum(g * v) alone.",
+                    expected + gradient,
+                ),
+            ],
+            before_generic=lambda: _explain_outer_target(log, got, hessian, v_values, tol, atol),
+        )
+    return (
+        "Nested tapes, no Hessian formed: H @ v is right for three functions you had "
+        "not seen, in float32 and to float64 precision. Its cost is about two "
+        "gradients, whatever the size of x."
+    )

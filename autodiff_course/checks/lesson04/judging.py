@@ -7,17 +7,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Tolerance, Wrong, close_points, describe_difference, explain_difference,
-    generic_mistake, matches, require_nested,
-)
+from ...checking import Tolerance
+from ...checking import Wrong
+from ...checking import close_points
+from ...checking import describe_difference
+from ...checking import explain_difference
+from ...checking import generic_mistake
+from ...checking import matches
+from ...checking import require_nested
 from ...checking.observing import MethodLog
 from .shared import _missing
 
 
-def _judge(got, expected, tol: Tolerance, *, summary, run=None, names=(), at=None,
-           known=(), what="your result", atol=None, between="", before_generic=None,
-           computed=None, batch=None) -> None:
+def _judge(
+    got,
+    expected,
+    tol: Tolerance,
+    *,
+    summary,
+    run=None,
+    names=(),
+    at=None,
+    known=(),
+    what="your result",
+    atol=None,
+    between="",
+    before_generic=None,
+    computed=None,
+    batch=None,
+) -> None:
     """Accept ``got``, or name the mistake.
 
     In this order: a ``None`` that ``unconnected_gradients=ZERO`` hid, one of the
@@ -36,8 +54,11 @@ def _judge(got, expected, tol: Tolerance, *, summary, run=None, names=(), at=Non
         if np.all(got == 0.0) and np.any(expected != 0.0):
             replaced = _missing(run, names, between)
             if replaced is not None:
-                raise Wrong("Your function returned zeros where a tape returned None, so "
-                            "the zeros hide a mistake. " + replaced[1], replaced[0])
+                raise Wrong(
+                    "Your function returned zeros where a tape returned None, so "
+                    "the zeros hide a mistake. " + replaced[1],
+                    replaced[0],
+                )
     for code, hint, values in known:
         if matches(got, values, tol.rtol, atol):
             raise Wrong(hint, code)
@@ -48,8 +69,7 @@ def _judge(got, expected, tol: Tolerance, *, summary, run=None, names=(), at=Non
             raise Wrong(hint, code)
     if log is not None:
         require_nested(log)
-    generic = generic_mistake(got, expected, rtol=tol.rtol, atol=atol, what=what,
-                              batch=batch)
+    generic = generic_mistake(got, expected, rtol=tol.rtol, atol=atol, what=what, batch=batch)
     if generic is not None:
         code, hint = generic
         raise Wrong(f"{hint} {describe_difference(got, expected, at, tol.rtol, atol)}", code)
@@ -57,8 +77,9 @@ def _judge(got, expected, tol: Tolerance, *, summary, run=None, names=(), at=Non
         before_generic()
     if log is not None and computed is not None:
         _right_parts_wrong_whole(log, got, computed, tol, atol, at)
-    raise explain_difference(got, expected, summary=summary, at=at, rtol=tol.rtol,
-                             atol=atol, what=what)
+    raise explain_difference(
+        got, expected, summary=summary, at=at, rtol=tol.rtol, atol=atol, what=what
+    )
 
 
 def _results(log: MethodLog, *, outer_only: bool = False):
@@ -66,8 +87,9 @@ def _results(log: MethodLog, *, outer_only: bool = False):
     those of calls on a tape that had recorded another tape's gradient call."""
     found = []
     for call in log.calls:
-        if outer_only and not any(inner.time < call.time and call.tape in inner.recording_tapes
-                                  for inner in log.calls):
+        if outer_only and not any(
+            inner.time < call.time and call.tape in inner.recording_tapes for inner in log.calls
+        ):
             continue
         for result in call.results or ():
             try:
@@ -88,21 +110,35 @@ def _right_parts_wrong_whole(log: MethodLog, got, computed, tol: Tolerance, atol
     results = _results(log)
     loose = max(tol.rtol, 1e-9) * 10
     for _, reference in references:
-        if not any(result.shape == np.shape(reference)
-                   and matches(result, reference, loose, atol) for result in results):
+        if not any(
+            result.shape == np.shape(reference) and matches(result, reference, loose, atol)
+            for result in results
+        ):
             return
     got = np.asarray(got, dtype=np.float64)
-    index = np.unravel_index(int(np.argmax(~close_points(got, expected, tol.rtol, atol))),
-                             got.shape) if got.ndim else ()
-    where = f"at index {list(index)}" if got.ndim > 1 else f"at index {index[0]}" \
-        if got.ndim else "here"
+    index = (
+        np.unravel_index(int(np.argmax(~close_points(got, expected, tol.rtol, atol))), got.shape)
+        if got.ndim
+        else ()
+    )
+    where = (
+        f"at index {list(index)}"
+        if got.ndim > 1
+        else f"at index {index[0]}"
+        if got.ndim
+        else "here"
+    )
     if at is not None and np.shape(at) == got.shape:
         where = f"at x = {np.asarray(at)[index]:.6g}"
-    values = ", ".join(f"{name} = {np.asarray(reference)[index]:.6g}"
-                       for name, reference in references)
-    raise Wrong(f"{lead} For example {where}: {values}, so the answer is "
-                f"{np.asarray(expected)[index]:.6g}, but your function returned "
-                f"{got[index]:.6g}.", "wrong_combination")
+    values = ", ".join(
+        f"{name} = {np.asarray(reference)[index]:.6g}" for name, reference in references
+    )
+    raise Wrong(
+        f"{lead} For example {where}: {values}, so the answer is "
+        f"{np.asarray(expected)[index]:.6g}, but your function returned "
+        f"{got[index]:.6g}.",
+        "wrong_combination",
+    )
 
 
 def _outer_repeated(log, first, at, target, first_name, instead) -> None:
@@ -110,8 +146,14 @@ def _outer_repeated(log, first, at, target, first_name, instead) -> None:
     for result in _results(log, outer_only=True):
         if result.shape == np.shape(first) and matches(result, first, 1e-4, 1e-12):
             index = (0,) * result.ndim
-            where = f" (at x = {np.asarray(at)[index]:.6g} it gave {result[index]:.6g})" \
-                if result.ndim else ""
-            raise Wrong(f"Your outer tape differentiated {target} itself, so it returned "
-                        f"{first_name} a second time{where}. It must differentiate "
-                        f"{instead}.", "wrong_target")
+            where = (
+                f" (at x = {np.asarray(at)[index]:.6g} it gave {result[index]:.6g})"
+                if result.ndim
+                else ""
+            )
+            raise Wrong(
+                f"Your outer tape differentiated {target} itself, so it returned "
+                f"{first_name} a second time{where}. It must differentiate "
+                f"{instead}.",
+                "wrong_target",
+            )

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Wrong, as_values, exercise, forbid_jacobian, fresh_rng, matches, require_nested,
-    signed, tensor, tolerance_for,
-)
-from .judging import _judge, _outer_repeated
-from .shared import _call, _explain_none_or_error
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import exercise
+from ...checking import forbid_jacobian
+from ...checking import fresh_rng
+from ...checking import matches
+from ...checking import require_nested
+from ...checking import signed
+from ...checking import tensor
+from ...checking import tolerance_for
+from .judging import _judge
+from .judging import _outer_repeated
+from .shared import _call
+from .shared import _explain_none_or_error
 
 
 def _surface(x, y):
@@ -58,26 +66,50 @@ def _separable(x, y):
 
 def _separable_parts(x, y):
     return {
-        "f": x**2 + np.cos(y), "fx": 2 * x, "fy": -np.sin(y), "fxx": 2 + 0 * x,
-        "fyy": -np.cos(y), "fxy": 0 * x, "scale": 1 + 0 * x,
+        "f": x**2 + np.cos(y),
+        "fx": 2 * x,
+        "fy": -np.sin(y),
+        "fxx": 2 + 0 * x,
+        "fyy": -np.cos(y),
+        "fxy": 0 * x,
+        "scale": 1 + 0 * x,
     }
 
 
 def _mixed_mistakes(parts):
     return [
-        ("wrong_source", "You returned d2z/dx2: both tapes differentiated with respect "
-         "to x. The outer one must differentiate dz/dx with respect to y.", parts["fxx"]),
-        ("wrong_source", "You returned d2z/dy2: both tapes differentiated with respect "
-         "to y. Differentiate with respect to x on one tape and y on the other.",
-         parts["fyy"]),
-        ("first_not_second", "You returned dz/dx, a first derivative: the outer tape "
-         "must still differentiate it with respect to y.", parts["fx"]),
-        ("first_not_second", "You returned dz/dy, a first derivative: differentiate "
-         "dz/dx with respect to y instead.", parts["fy"]),
+        (
+            "wrong_source",
+            "You returned d2z/dx2: both tapes differentiated with respect "
+            "to x. The outer one must differentiate dz/dx with respect to y.",
+            parts["fxx"],
+        ),
+        (
+            "wrong_source",
+            "You returned d2z/dy2: both tapes differentiated with respect "
+            "to y. Differentiate with respect to x on one tape and y on the other.",
+            parts["fyy"],
+        ),
+        (
+            "first_not_second",
+            "You returned dz/dx, a first derivative: the outer tape "
+            "must still differentiate it with respect to y.",
+            parts["fx"],
+        ),
+        (
+            "first_not_second",
+            "You returned dz/dy, a first derivative: differentiate "
+            "dz/dx with respect to y instead.",
+            parts["fy"],
+        ),
         ("value_not_derivative", "You returned f(x, y) itself.", parts["f"]),
-        ("product_of_partials", "You multiplied the two first derivatives, dz/dx * dz/dy. "
-         "The mixed partial is the derivative of dz/dx with respect to y: an outer tape "
-         "that records the inner gradient.", parts["fx"] * parts["fy"]),
+        (
+            "product_of_partials",
+            "You multiplied the two first derivatives, dz/dx * dz/dy. "
+            "The mixed partial is the derivative of dz/dx with respect to y: an outer tape "
+            "that records the inner gradient.",
+            parts["fx"] * parts["fy"],
+        ),
     ]
 
 
@@ -86,7 +118,8 @@ _STRUCTURAL_NONE_HINT = (
     "your function returned None (or failed on it). That None is no mistake of the "
     "tapes: dz/dx = 2x does not involve y at all, so the outer tape has no path to y. "
     "The exercise asks for zeros there: pass "
-    "unconnected_gradients=tf.UnconnectedGradients.ZERO to the outer gradient.")
+    "unconnected_gradients=tf.UnconnectedGradients.ZERO to the outer gradient."
+)
 
 
 @exercise("4.2", "a mixed partial derivative with nested tapes")
@@ -119,32 +152,54 @@ def mixed_partial(answer):
         x, y = tensor(x_values, dtype), tensor(y_values, dtype)
         value, run, wrong = _call(answer, function, x, y, name="`mixed_partial`")
         log = run.log
-        forbid_jacobian(log, "for element-wise functions the outer gradient of dz/dx "
-                        "already is the element-by-element mixed partial; a Jacobian "
-                        "forms a whole matrix only to keep its diagonal, and its shape is "
-                        "x.shape + y.shape.")
+        forbid_jacobian(
+            log,
+            "for element-wise functions the outer gradient of dz/dx "
+            "already is the element-by-element mixed partial; a Jacobian "
+            "forms a whole matrix only to keep its diagonal, and its shape is "
+            "x.shape + y.shape.",
+        )
         if structural and (value is None or wrong is not None):
             raise Wrong(_STRUCTURAL_NONE_HINT, "structural_none")
         if value is None or wrong is not None:
-            _explain_none_or_error(run, value, wrong, names=((x, "x"), (y, "y")),
-                                   name="`mixed_partial`")
+            _explain_none_or_error(
+                run, value, wrong, names=((x, "x"), (y, "y")), name="`mixed_partial`"
+            )
         got = as_values(value, name="`mixed_partial`", shape=shape, dtype=x.dtype)
         tol = tolerance_for(dtype)
         atol = tol.rtol * float(np.max(parts["scale"]))
         if matches(got, parts["fxy"], tol.rtol, atol):
             require_nested(log)
             continue
-        _judge(got, parts["fxy"], tol, run=run, names=((x, "x"), (y, "y")), atol=atol,
-               at=x_values,
-               known=_mixed_mistakes(parts), batch=int(np.prod(shape)),
-               before_generic=lambda: _outer_repeated(
-                   log, parts["fy"], x_values, "z", "dz/dy", "the inner tape's result, "
-                   "dz/dx, with respect to y"),
-               computed=("Your outer tape computed the mixed partial correctly, but your "
-                         "function changed it before returning it.",
-                         [("d2z/(dx dy)", parts["fxy"])], parts["fxy"]),
-               summary=f"Not d2z/(dx dy) for z = {label} in {dtype}.",
-               what="your mixed partial")
-    return ("Nested tapes gave d2z/(dx dy) for functions you had not seen, in float32 and "
-            "to float64 precision, and zeros (not None) where the x-slope does not "
-            "depend on y.")
+        _judge(
+            got,
+            parts["fxy"],
+            tol,
+            run=run,
+            names=((x, "x"), (y, "y")),
+            atol=atol,
+            at=x_values,
+            known=_mixed_mistakes(parts),
+            batch=int(np.prod(shape)),
+            before_generic=lambda: _outer_repeated(
+                log,
+                parts["fy"],
+                x_values,
+                "z",
+                "dz/dy",
+                "the inner tape's result, dz/dx, with respect to y",
+            ),
+            computed=(
+                "Your outer tape computed the mixed partial correctly, but your "
+                "function changed it before returning it.",
+                [("d2z/(dx dy)", parts["fxy"])],
+                parts["fxy"],
+            ),
+            summary=f"Not d2z/(dx dy) for z = {label} in {dtype}.",
+            what="your mixed partial",
+        )
+    return (
+        "Nested tapes gave d2z/(dx dy) for functions you had not seen, in float32 and "
+        "to float64 precision, and zeros (not None) where the x-slope does not "
+        "depend on y."
+    )

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...checking import (
-    Wrong, as_values, explain_missing, first_missing, require_nested, run_answer, why_none,
-)
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import explain_missing
+from ...checking import first_missing
+from ...checking import require_nested
+from ...checking import run_answer
+from ...checking import why_none
 
 DTYPES = ("float32", "float64")
 
@@ -45,9 +49,13 @@ def _cause(run, call, source, probe):
     calls = []
     for other in run.log.calls:
         if other is call:
-            other = dataclasses.replace(other, results=[
-                None if item is source else result
-                for item, result in zip(other.sources, other.results or [])])
+            other = dataclasses.replace(
+                other,
+                results=[
+                    None if item is source else result
+                    for item, result in zip(other.sources, other.results or [])
+                ],
+            )
         calls.append(other)
     explained = why_none(dataclasses.replace(run.log, calls=calls), probe=probe)
     if explained is not None and explained[0] in NESTED_CAUSES:
@@ -73,9 +81,11 @@ def _missing(run, names=(), between: str = "", hidden: bool = False):
     probe = _source_name(source, names)
     code, hint = _cause(run, call, source, probe)
     if code == "outer_not_watching":  # in this lesson's words, true whatever the inner tape watched
-        hint = (f"The outer tape returned None for {probe}: it does not watch {probe}, so it "
-                f"recorded nothing about how the inner gradient depends on {probe}. Call "
-                f"outer.watch({probe}) at the start of the outer block.")
+        hint = (
+            f"The outer tape returned None for {probe}: it does not watch {probe}, so it "
+            f"recorded nothing about how the inner gradient depends on {probe}. Call "
+            f"outer.watch({probe}) at the start of the outer block."
+        )
     if code == "computed_outside_tape" and between:
         hint = hint.rstrip(".") + between + "."
     if code in ("watched_after_use", "no_gradient") and not run.log.nested:
@@ -87,12 +97,12 @@ def _missing(run, names=(), between: str = "", hidden: bool = False):
         return "zeros_hide_none", (
             "unconnected_gradients=ZERO turned a None into zeros, so your result is wrong "
             "without any warning. Without that option the gradient is None, and here is "
-            "why: " + hint)
+            "why: " + hint
+        )
     return code, hint
 
 
-def _explain_none_or_error(run, value, wrong, *, names=(), name="Your function",
-                           between=""):
+def _explain_none_or_error(run, value, wrong, *, names=(), name="Your function", between=""):
     """Explain a None result or an error caused by one; otherwise report what came back."""
     explained = _missing(run, names, between)
     if explained is not None:

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import Wrong, explain_difference, matches
-from .shared import _close, _tf, _tolerance, _used_autodiff
+from ...checking import Wrong
+from ...checking import explain_difference
+from ...checking import matches
+from .shared import _close
+from .shared import _tf
+from .shared import _tolerance
+from .shared import _used_autodiff
 
 
 def _known(got, expected, dtype, known) -> None:
@@ -26,11 +31,13 @@ def _known(got, expected, dtype, known) -> None:
         if matches(got, values, **_tolerance(dtype, values)):
             raise Wrong(hint, code)
         denominator = float(np.sum(values * values))
-        if denominator > 0.0 and np.all(np.isfinite(got)) and \
-                not _proportional(values, expected):
+        if denominator > 0.0 and np.all(np.isfinite(got)) and not _proportional(values, expected):
             factor = float(np.sum(got * values)) / denominator
-            if abs(factor) > 1e-6 and not np.isclose(factor, 1.0) and \
-                    matches(got, factor * values, **_tolerance(dtype, factor * values)):
+            if (
+                abs(factor) > 1e-6
+                and not np.isclose(factor, 1.0)
+                and matches(got, factor * values, **_tolerance(dtype, factor * values))
+            ):
                 raise Wrong(f"{hint} (Your numbers are also scaled by {factor:.6g}.)", code)
 
 
@@ -77,26 +84,35 @@ def _shape_mistakes(got, expected, *, axis: int, slice_name: str, varies: str):
     """Raise for the right numbers in another axis order, or one slice repeated."""
     order = _permuted_axes(got, expected)
     if order is not None:
-        raise Wrong(f"The right numbers with the axes in another order: your axes are the "
-                    f"answer's axes {list(order)}. Check the layout: target axes first, "
-                    f"then source axes, with {varies}.", "transposed")
+        raise Wrong(
+            f"The right numbers with the axes in another order: your axes are the "
+            f"answer's axes {list(order)}. Check the layout: target axes first, "
+            f"then source axes, with {varies}.",
+            "transposed",
+        )
     if _repeated_along(got, expected, axis):
-        raise Wrong(f"Every {slice_name} of your result is the same, but each should "
-                    f"differ: {varies}.", "repeated_slice")
+        raise Wrong(
+            f"Every {slice_name} of your result is the same, but each should differ: {varies}.",
+            "repeated_slice",
+        )
 
 
 def _looks_estimated(got, expected) -> bool:
-    """Most entries within 10% of the answer: an estimate, not a wrong formula."""
+    """Most entries within 10% of the answer, or every entry within 5% of the
+    answer's scale (a tiny step in float32 is that coarse): an estimate, not a wrong
+    formula."""
     got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
     nonzero = expected != 0.0
     if not np.any(nonzero) or not np.all(np.isfinite(got)):
         return False
     relative = np.abs(got[nonzero] - expected[nonzero]) / np.abs(expected[nonzero])
-    return bool(np.median(relative) < 0.1)
+    scale = float(np.max(np.abs(expected)))
+    return bool(np.median(relative) < 0.1 or np.max(np.abs(got - expected)) <= 0.05 * scale)
 
 
-def _judge(got, expected, dtype, *, summary, known=(), batch=None, log=None, at=None,
-           repeated=None):
+def _judge(
+    got, expected, dtype, *, summary, known=(), batch=None, log=None, at=None, repeated=None
+):
     """Raise the best :class:`Wrong` for ``got`` unless it matches ``expected``.
 
     In order: the exercise's known mistakes; the right numbers in another axis
@@ -112,18 +128,26 @@ def _judge(got, expected, dtype, *, summary, known=(), batch=None, log=None, at=
     if repeated is not None:
         axis, slice_name, varies = repeated
         _shape_mistakes(got, expected, axis=axis, slice_name=slice_name, varies=varies)
-    if dtype == _tf().float64 and _float32_values(got) and \
-            matches(got, expected, rtol=1e-4, atol=tol["atol"] * 1e9):
-        raise Wrong("The result is float64, but its values carry only float32 precision: "
-                    "somewhere they were computed in float32 (a cast, a float32 constant) "
-                    "and cast back. Keep every step in x's dtype.", "float32_not_float64")
+    if (
+        dtype == _tf().float64
+        and _float32_values(got)
+        and matches(got, expected, rtol=1e-4, atol=tol["atol"] * 1e9)
+    ):
+        raise Wrong(
+            "The result is float64, but its values carry only float32 precision: "
+            "somewhere they were computed in float32 (a cast, a float32 constant) "
+            "and cast back. Keep every step in x's dtype.",
+            "float32_not_float64",
+        )
     if log is not None and not _used_autodiff(log) and _looks_estimated(got, expected):
-        raise Wrong("Your numbers are near the answer but not exact, and your function "
-                    "used no automatic differentiation: that is a finite-difference "
-                    "estimate. Its error cannot go below the rounding error divided by the "
-                    "step (about 1e-10 in float64, far worse in float32), and the check "
-                    "probes to 1e-12 in float64. Differentiate with the tape.",
-                    "finite_differences")
+        raise Wrong(
+            "Your numbers are near the answer but not exact, and your function "
+            "used no automatic differentiation: that is a finite-difference "
+            "estimate. Its error cannot go below the rounding error divided by the "
+            "step (about 1e-10 in float64, far worse in float32), and the check "
+            "probes to 1e-12 in float64. Differentiate with the tape.",
+            "finite_differences",
+        )
     raise explain_difference(got, expected, summary=summary, batch=batch, at=at, **tol)
 
 

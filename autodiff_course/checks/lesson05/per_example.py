@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import Wrong, exercise, fresh_rng, signed, sizes as draw_sizes
+from ...checking import Wrong
+from ...checking import exercise
+from ...checking import fresh_rng
+from ...checking import signed
+from ...checking import sizes as draw_sizes
 from ...log1pexp import reference_sigmoid as _sigmoid
 from .judging import _judge
-from .shared import _answer, _dtypes, _raise_if_zeros, _require_shape, _tensor, _tf
+from .shared import _answer
+from .shared import _dtypes
+from .shared import _raise_if_zeros
+from .shared import _require_shape
+from .shared import _tensor
+from .shared import _tf
 
 
 def _layer(weights, offset, dtype, activation):
@@ -42,52 +51,72 @@ def per_example_jacobian(answer):
     rng = fresh_rng("5.3")
     batches = draw_sizes(rng, 2, 2, 5)
     for dtype, batch, activation in zip(_dtypes(), batches, ("tanh", "softplus")):
-        ins, outs = (int(v) for v in rng.choice([k for k in range(2, 6) if k != batch],
-                                                size=2, replace=False))
+        ins, outs = (
+            int(v)
+            for v in rng.choice([k for k in range(2, 6) if k != batch], size=2, replace=False)
+        )
         weights = signed(rng, (ins, outs), 0.2, 1.2)
         offset = signed(rng, outs, 0.05, 0.5)
         xs = signed(rng, (batch, ins), 0.1, 1.5)
         expected = _layer_jacobians(weights, offset, xs, activation)
-        numbers, log = _answer(answer, dtype, _layer(weights, offset, dtype, activation),
-                               _tensor(xs, dtype))
+        numbers, log = _answer(
+            answer, dtype, _layer(weights, offset, dtype, activation), _tensor(xs, dtype)
+        )
         shape = numbers.shape
         if shape == (batch, ins, outs) and np.all(numbers == 0.0):
-            raise Wrong(f"Shape {shape} and all zeros: the arguments are swapped. "
-                        f"batch_jacobian(target, source) takes y first; x does not "
-                        f"depend on y, and batch_jacobian returns zeros (not None) for "
-                        f"an unconnected pair.", "swapped_arguments")
+            raise Wrong(
+                f"Shape {shape} and all zeros: the arguments are swapped. "
+                f"batch_jacobian(target, source) takes y first; x does not "
+                f"depend on y, and batch_jacobian returns zeros (not None) for "
+                f"an unconnected pair.",
+                "swapped_arguments",
+            )
         layouts = {  # batch, ins and outs all differ, so each layout has its own shape
             (batch, outs, batch, ins): (
                 f"Shape {shape} is (batch, outs, batch, ins): the full tape.jacobian, "
                 f"every output of every example against every example's input. "
                 f"Per-example Jacobians have shape ({batch}, {outs}, {ins}): use "
                 f"tape.batch_jacobian(y, x), or take the diagonal blocks.",
-                "returned_full_jacobian"),
+                "returned_full_jacobian",
+            ),
             (batch, ins, outs): (
                 f"Shape {shape} is (batch, ins, outs): each Jacobian is transposed. Rows "
                 f"belong to outputs: the shape is ({batch}, {outs}, {ins}), target shape "
-                f"then source shape.", "transposed"),
+                f"then source shape.",
+                "transposed",
+            ),
             (batch, ins): (
                 f"Shape {shape} is the shape of x: that is tape.gradient(y, x), the sum "
                 f"over each example's outputs. A per-example Jacobian keeps one row per "
-                f"output: ({batch}, {outs}, {ins}).", "returned_gradient"),
+                f"output: ({batch}, {outs}, {ins}).",
+                "returned_gradient",
+            ),
             (outs, ins): (
                 f"Shape {shape} is a single Jacobian. The exercise asks for one per "
                 f"example, stacked along the batch axis: ({batch}, {outs}, {ins}).",
-                "single_example"),
+                "single_example",
+            ),
             (batch, 1, ins): (
                 f"Shape {shape}: one output per example, where the layer has {outs}. Were "
                 f"the outputs summed (tf.reduce_sum(..., axis=1)) before differentiating? "
-                f"Differentiate y itself.", "summed_outputs"),
+                f"Differentiate y itself.",
+                "summed_outputs",
+            ),
         }
         if shape in layouts:
             raise Wrong(*layouts[shape])
         _require_shape(numbers, (batch, outs, ins))
         _raise_if_zeros(numbers, log)
-        _judge(numbers, expected, dtype, log=log,
-               summary="Not the per-example Jacobians of the layer.",
-               repeated=(0, "example's block",
-                         "each example has its own Jacobian, at its own input"))
-    return (f"Checked on two layers (batches of {batches[0]} and {batches[1]}, float32 and "
-            f"float64): the per-example Jacobians have shape (batch, outs, ins), the "
-            f"diagonal blocks of the block-diagonal full Jacobian.")
+        _judge(
+            numbers,
+            expected,
+            dtype,
+            log=log,
+            summary="Not the per-example Jacobians of the layer.",
+            repeated=(0, "example's block", "each example has its own Jacobian, at its own input"),
+        )
+    return (
+        f"Checked on two layers (batches of {batches[0]} and {batches[1]}, float32 and "
+        f"float64): the per-example Jacobians have shape (batch, outs, ins), the "
+        f"diagonal blocks of the block-diagonal full Jacobian."
+    )

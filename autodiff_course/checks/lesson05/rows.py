@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Wrong, exercise, forbid_jacobian, fresh_rng, signed, sizes as draw_sizes,
-)
+from ...checking import Wrong
+from ...checking import exercise
+from ...checking import forbid_jacobian
+from ...checking import fresh_rng
+from ...checking import signed
+from ...checking import sizes as draw_sizes
 from .judging import _judge
-from .shared import (
-    _call, _close, _dense_tanh, _dense_tanh_jacobian, _dtype_clash, _dtypes,
-    _explain_none_or_error, _numbers, _require_shape, _tensor, _tf,
-)
+from .shared import _call
+from .shared import _close
+from .shared import _dense_tanh
+from .shared import _dense_tanh_jacobian
+from .shared import _dtype_clash
+from .shared import _dtypes
+from .shared import _explain_none_or_error
+from .shared import _numbers
+from .shared import _require_shape
+from .shared import _tensor
+from .shared import _tf
 
 
 def _coupled(matrix, offset, dtype):
@@ -37,21 +47,36 @@ def _raised_hint(wrong: Wrong, m: int) -> Wrong:
         return wrong
     text = wrong.hint
     if "non-persistent" in text:
-        return Wrong("The tape was asked for a second gradient: a tape is released after "
-                     "its first gradient call unless you create it with "
-                     "tf.GradientTape(persistent=True). (Then `del tape` when done.)",
-                     "not_persistent")
+        return Wrong(
+            "The tape was asked for a second gradient: a tape is released after "
+            "its first gradient call unless you create it with "
+            "tf.GradientTape(persistent=True). (Then `del tape` when done.)",
+            "not_persistent",
+        )
     if _dtype_clash(text):
-        return Wrong("float32 met float64: tf.one_hot makes float32 by default, and the "
-                     "check also passes a float64 x. Build the upstream in y's dtype: "
-                     "tf.one_hot(i, m, dtype=y.dtype). " + text, "one_hot_dtype")
+        return Wrong(
+            "float32 met float64: tf.one_hot makes float32 by default, and the "
+            "check also passes a float64 x. Build the upstream in y's dtype: "
+            "tf.one_hot(i, m, dtype=y.dtype). " + text,
+            "one_hot_dtype",
+        )
     lowered = text.lower()
-    if any(words in lowered for words in ("out of range", "out of bounds", "incompatible",
-                                          "same number of elements", "shape")):
-        return Wrong(f"This probe's y has {m} entries, and your code used another number "
-                     f"(of rows, or of entries in the one-hot upstream, which must have y's "
-                     f"shape). Take m from y.shape[0] instead of typing it in. " + text,
-                     "wrong_row_count")
+    if any(
+        words in lowered
+        for words in (
+            "out of range",
+            "out of bounds",
+            "incompatible",
+            "same number of elements",
+            "shape",
+        )
+    ):
+        return Wrong(
+            f"This probe's y has {m} entries, and your code used another number "
+            f"(of rows, or of entries in the one-hot upstream, which must have y's "
+            f"shape). Take m from y.shape[0] instead of typing it in. " + text,
+            "wrong_row_count",
+        )
     return wrong
 
 
@@ -83,44 +108,67 @@ def jacobian_by_rows(answer):
         probes.append((dtype, m, n, f, xs, expected))
     for dtype, m, n, f, xs, expected in probes:
         value, log, wrong = _call(answer, f, _tensor(xs, dtype))
-        forbid_jacobian(log, "record y = f(x) once on a persistent tape, then call "
-                             "tape.gradient(y, x, output_gradients=tf.one_hot(i, m)) "
-                             "for each row i.")
+        forbid_jacobian(
+            log,
+            "record y = f(x) once on a persistent tape, then call "
+            "tape.gradient(y, x, output_gradients=tf.one_hot(i, m)) "
+            "for each row i.",
+        )
         if wrong is not None or value is None:
             _explain_none_or_error(log, None if wrong is None else _raised_hint(wrong, m))
         numbers = _numbers(value, dtype)
         shape = numbers.shape
         if shape == (n, m) and _close(numbers, expected.T, dtype):
-            raise Wrong(f"Your result has shape ({n}, {m}), source then target: the rows "
-                        f"came out as columns (tf.stack(..., axis=1), or a transpose). Row "
-                        f"i of the Jacobian is the gradient of y[i]: stack the rows along "
-                        f"axis 0 for shape ({m}, {n}).", "stacked_columns")
+            raise Wrong(
+                f"Your result has shape ({n}, {m}), source then target: the rows "
+                f"came out as columns (tf.stack(..., axis=1), or a transpose). Row "
+                f"i of the Jacobian is the gradient of y[i]: stack the rows along "
+                f"axis 0 for shape ({m}, {n}).",
+                "stacked_columns",
+            )
         if shape == (n,):
-            raise Wrong(f"You returned one vector shaped like x ({n},): that is one "
-                        f"gradient, the VJP with dy = ones (the sum of the rows). The "
-                        f"Jacobian needs one backward pass per output, with dy = "
-                        f"tf.one_hot(i, m), stacked into shape ({m}, {n}).",
-                        "returned_gradient")
+            raise Wrong(
+                f"You returned one vector shaped like x ({n},): that is one "
+                f"gradient, the VJP with dy = ones (the sum of the rows). The "
+                f"Jacobian needs one backward pass per output, with dy = "
+                f"tf.one_hot(i, m), stacked into shape ({m}, {n}).",
+                "returned_gradient",
+            )
         if len(shape) == 2 and shape[1] == n and shape[0] != m:
-            per_input = (" (one per input of x; rows belong to the outputs)"
-                         if shape[0] == n else "")
-            raise Wrong(f"Your Jacobian has {shape[0]} rows{per_input}, but this probe's "
-                        f"y has {m} entries, so it needs {m} rows. Take m from "
-                        f"y.shape[0] instead of typing a number.", "wrong_row_count")
+            per_input = " (one per input of x; rows belong to the outputs)" if shape[0] == n else ""
+            raise Wrong(
+                f"Your Jacobian has {shape[0]} rows{per_input}, but this probe's "
+                f"y has {m} entries, so it needs {m} rows. Take m from "
+                f"y.shape[0] instead of typing a number.",
+                "wrong_row_count",
+            )
         _require_shape(numbers, (m, n))
-        _judge(numbers, expected, dtype, log=log, summary="Not the Jacobian of f at x.",
-               repeated=(0, "row", "row i is the gradient of y[i] alone"),
-               known=[
-                   ("ones_upstream",
+        _judge(
+            numbers,
+            expected,
+            dtype,
+            log=log,
+            summary="Not the Jacobian of f at x.",
+            repeated=(0, "row", "row i is the gradient of y[i] alone"),
+            known=[
+                (
+                    "ones_upstream",
                     "Every row is the same: the sum of the Jacobian's rows. That is the "
                     "gradient with dy = ones; row i needs output_gradients=tf.one_hot(i, "
-                    "m), which selects y[i].", np.tile(expected.sum(axis=0), (m, 1))),
-               ])
+                    "m), which selects y[i].",
+                    np.tile(expected.sum(axis=0), (m, 1)),
+                ),
+            ],
+        )
         if not any(call.kind == "gradient" for call in log.calls):
-            raise Wrong("The numbers are right, but your function called no tape.gradient: "
-                        "the exercise asks for one backward pass per row, "
-                        "tape.gradient(y, x, output_gradients=tf.one_hot(i, m)).",
-                        "no_row_gradients")
-    return (f"Checked without tape.jacobian on two functions ({ms[0]} and {ms[1]} "
-            f"outputs, float32 and float64): row i of the Jacobian is tape.gradient(y, x, "
-            f"output_gradients=e_i), one backward pass per output.")
+            raise Wrong(
+                "The numbers are right, but your function called no tape.gradient: "
+                "the exercise asks for one backward pass per row, "
+                "tape.gradient(y, x, output_gradients=tf.one_hot(i, m)).",
+                "no_row_gradients",
+            )
+    return (
+        f"Checked without tape.jacobian on two functions ({ms[0]} and {ms[1]} "
+        f"outputs, float32 and float64): row i of the Jacobian is tape.gradient(y, x, "
+        f"output_gradients=e_i), one backward pass per output."
+    )

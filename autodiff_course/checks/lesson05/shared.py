@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Wrong, as_values, matches, none_hint, observed_call_keeping_errors, shape_hint,
-    why_none,
-)
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import matches
+from ...checking import none_hint
+from ...checking import observed_call_keeping_errors
+from ...checking import shape_hint
+from ...checking import why_none
 
 
 def _tf():
@@ -50,8 +53,9 @@ def _require_shape(numbers: np.ndarray, want: tuple, name: str = "Your function"
     if tuple(numbers.shape) != tuple(want):
         shape = tuple(numbers.shape)
         squeezed = tuple(d for d in shape if d != 1) == tuple(d for d in want if d != 1)
-        raise Wrong(shape_hint(name, shape, tuple(want)),
-                    "broadcast_shape" if squeezed else "wrong_shape")
+        raise Wrong(
+            shape_hint(name, shape, tuple(want)), "broadcast_shape" if squeezed else "wrong_shape"
+        )
 
 
 def _close(numbers: np.ndarray, expected, dtype) -> bool:
@@ -83,16 +87,21 @@ def _explain_none_or_error(log, wrong, *, probe: str = "x"):
         code, hint = explained
         if code == "watched_after_use":
             # The log cannot tell a late watch from a target computed after the block.
-            code, hint = "no_gradient", (
-                f"The tape returned None for {probe} although it watches it: it recorded "
-                f"no path from {probe} to the target. Either an operation on that path ran "
-                f"outside the tape's `with` block (a tf.reduce_mean or a slice written "
-                f"inside the gradient call, after the block closed), or tape.watch({probe}) "
-                f"came after {probe} was used. Compute the whole target inside the block, "
-                f"after the watch.")
+            code, hint = (
+                "no_gradient",
+                (
+                    f"The tape returned None for {probe} although it watches it: it recorded "
+                    f"no path from {probe} to the target. Either an operation on that path ran "
+                    f"outside the tape's `with` block (a tf.reduce_mean or a slice written "
+                    f"inside the gradient call, after the block closed), or tape.watch({probe}) "
+                    f"came after {probe} was used. Compute the whole target inside the block, "
+                    f"after the watch."
+                ),
+            )
         raise Wrong(hint, code)
     if wrong is not None:
         raise wrong
+
 
 def _returned(value, log, wrong, dtype) -> np.ndarray:
     """What the answer returned, as float64, once a raised error or a None is explained."""
@@ -123,9 +132,11 @@ def _dense_tanh_jacobian(matrix, offset, x):
     y = np.tanh(matrix @ x + offset)
     return (1.0 - y**2)[:, None] * matrix
 
+
 def _dtype_clash(text: str) -> bool:
     """An error message about float32 meeting float64."""
     return ("double" in text and "float" in text) or ("float64" in text and "float32" in text)
+
 
 def _zeros_hint(log, what: str, probe: str = "x"):
     """Why a Jacobian call came back as zeros: the cause, from what the tapes saw."""
@@ -136,8 +147,10 @@ def _zeros_hint(log, what: str, probe: str = "x"):
     tape = call.tape
     earlier = [c for c in log.calls if c.tape is not tape and c.time < call.time]
     outside = [c for c in earlier if tape.exited is not None and c.time > tape.exited]
-    lead = (f"All zeros: {what} returns zeros, not None, when its target is not "
-            f"connected to its source, so the mistake does not stop your code. ")
+    lead = (
+        f"All zeros: {what} returns zeros, not None, when its target is not "
+        f"connected to its source, so the mistake does not stop your code. "
+    )
     if outside:
         return "gradient_outside_tape", lead + none_hint("gradient_outside_tape", probe)
     source = call.sources[0] if call.sources else None

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import (
-    Wrong, call_answer, exercise, fresh_rng, require_callable, sizes as draw_sizes,
-    tolerance_for, upstream as fresh_upstream,
-)
-from .shared import (
-    _changed, _close, _diagnose_pair, _fallback, _in_place_hint, _numbers, _shape_of,
-    _snapshot, _two_gradients, _values,
-)
+from ...checking import Wrong
+from ...checking import call_answer
+from ...checking import exercise
+from ...checking import fresh_rng
+from ...checking import require_callable
+from ...checking import sizes as draw_sizes
+from ...checking import tolerance_for
+from ...checking import upstream as fresh_upstream
+from .shared import _changed
+from .shared import _close
+from .shared import _diagnose_pair
+from .shared import _fallback
+from .shared import _in_place_hint
+from .shared import _numbers
+from .shared import _shape_of
+from .shared import _snapshot
+from .shared import _two_gradients
+from .shared import _values
 
 
 def _matmul_reference(upstream, a, b):
@@ -20,8 +30,12 @@ def _matmul_reference(upstream, a, b):
     upstream, a, b = (np.asarray(v, dtype=np.float64) for v in (upstream, a, b))
     terms_a = upstream[:, None, :] * b[None, :, :]
     terms_b = a[:, :, None] * upstream[:, None, :]
-    return (terms_a.sum(axis=2), np.abs(terms_a).sum(axis=2),
-            terms_b.sum(axis=0), np.abs(terms_b).sum(axis=0))
+    return (
+        terms_a.sum(axis=2),
+        np.abs(terms_a).sum(axis=2),
+        terms_b.sum(axis=0),
+        np.abs(terms_b).sum(axis=0),
+    )
 
 
 def _matmul_plan(rng):
@@ -39,8 +53,10 @@ def _matmul_plan(rng):
 
 def _transpose_of(expression: str) -> str:
     """'x @ y.T' -> 'y @ x.T': the expression of the transposed product."""
+
     def toggle(factor):
         return factor[:-2] if factor.endswith(".T") else factor + ".T"
+
     left, right = expression.split(" @ ")
     return f"{toggle(right)} @ {toggle(left)}"
 
@@ -51,19 +67,23 @@ def _transpose_mistakes(case_text, name, first, second, right, meaning):
     found = []
     (p, P), (q, Q) = first, second
     factors = {p: P, f"{p}.T": P.T, q: Q, f"{q}.T": Q.T}
-    for left_name, right_name in [(x, y) for x in (p, f"{p}.T") for y in (q, f"{q}.T")] + \
-            [(y, x) for x in (p, f"{p}.T") for y in (q, f"{q}.T")]:
+    for left_name, right_name in [(x, y) for x in (p, f"{p}.T") for y in (q, f"{q}.T")] + [
+        (y, x) for x in (p, f"{p}.T") for y in (q, f"{q}.T")
+    ]:
         expression = f"{left_name} @ {right_name}"
         left, right_factor = factors[left_name], factors[right_name]
         if expression == right or left.shape[1] != right_factor.shape[0]:
             continue
-        transposed = (" (the answer transposed)" if expression == _transpose_of(right)
-                      else "")
-        found.append(("transposes_wrong",
-                      f"For {case_text}, {name} is {expression}{transposed}: the right two "
-                      f"matrices, with a transpose missing, misplaced or extra. The "
-                      f"definition settles it: {meaning}, which is {right}.",
-                      left @ right_factor))
+        transposed = " (the answer transposed)" if expression == _transpose_of(right) else ""
+        found.append(
+            (
+                "transposes_wrong",
+                f"For {case_text}, {name} is {expression}{transposed}: the right two "
+                f"matrices, with a transpose missing, misplaced or extra. The "
+                f"definition settles it: {meaning}, which is {right}.",
+                left @ right_factor,
+            )
+        )
     return found
 
 
@@ -74,11 +94,19 @@ def _alone(case_text, name, formula, forgot, elementwise, times, first, second, 
     every misplaced transpose of its two factors ``first`` and ``second``."""
     factor, over = times
     return [
-        ("forgot_upstream", f"For {case_text}, {name} leaves out the upstream "
-         f"gradient (ones instead): {name} = {formula}.", forgot),
-        ("elementwise_rule", f"For {case_text}, {name} is the element-wise rule, "
-         f"upstream * {factor}. For a @ b the gradient sums over the output's {over}: "
-         f"{formula}.", elementwise),
+        (
+            "forgot_upstream",
+            f"For {case_text}, {name} leaves out the upstream "
+            f"gradient (ones instead): {name} = {formula}.",
+            forgot,
+        ),
+        (
+            "elementwise_rule",
+            f"For {case_text}, {name} is the element-wise rule, "
+            f"upstream * {factor}. For a @ b the gradient sums over the output's {over}: "
+            f"{formula}.",
+            elementwise,
+        ),
     ] + _transpose_mistakes(case_text, name, first, second, formula, meaning)
 
 
@@ -99,38 +127,45 @@ def matmul_vjp(answer):
         a, b = _values(rng, shape_a, dtype), _values(rng, shape_b, dtype)
         output_shape = (shape_a[0], shape_b[1])
         upstream = np.asarray(fresh_upstream(rng, output_shape), dtype=dtype)
-        case_text = (f"{case}: a {shape_a}, b {shape_b}, upstream {output_shape}")
+        case_text = f"{case}: a {shape_a}, b {shape_b}, upstream {output_shape}"
         arguments = [("upstream", upstream.copy()), ("a", a.copy()), ("b", b.copy())]
         snapshots = _snapshot(*(array for _, array in arguments))
         try:
-            value = call_answer(answer, *(array for _, array in arguments),
-                                name="`matmul_vjp`")
+            value = call_answer(answer, *(array for _, array in arguments), name="`matmul_vjp`")
         except Wrong as wrong:
             shape_error = "ValueError" in wrong.hint and any(
-                word in wrong.hint for word in ("mismatch", "shape", "align"))
+                word in wrong.hint for word in ("mismatch", "shape", "align")
+            )
             if wrong.mistake != "raised" or shape_a == shape_b or not shape_error:
                 raise
-            raise Wrong(f"{wrong.hint.rstrip('.')}. That happened for {case_text}: a "
-                        f"transpose is probably in the wrong place. Let the shapes guide "
-                        f"you: grad_a must be {shape_a}, and the only product of upstream "
-                        f"{output_shape} and b {shape_b} with that shape is upstream @ b.T.",
-                        "transposes_wrong") from None
+            raise Wrong(
+                f"{wrong.hint.rstrip('.')}. That happened for {case_text}: a "
+                f"transpose is probably in the wrong place. Let the shapes guide "
+                f"you: grad_a must be {shape_a}, and the only product of upstream "
+                f"{output_shape} and b {shape_b} with that shape is upstream @ b.T.",
+                "transposes_wrong",
+            ) from None
         changed = _changed(snapshots)
         if changed:
             raise _in_place_hint(case_text, changed, arguments, "g = upstream @ b.T")
         pair = _two_gradients(value)
         got_shapes = [_shape_of(item) for item in pair]
         if shape_a != shape_b and got_shapes == [shape_b, shape_a]:
-            raise Wrong(f"For {case_text}, your two gradients come back in the wrong order "
-                        f"(or each is built from the other's factors): grad_a has the shape "
-                        f"of b. Return (grad_a, grad_b) with grad_a = upstream @ b.T, shaped "
-                        f"like a, and grad_b = a.T @ upstream, shaped like b.",
-                        "transposes_wrong")
+            raise Wrong(
+                f"For {case_text}, your two gradients come back in the wrong order "
+                f"(or each is built from the other's factors): grad_a has the shape "
+                f"of b. Return (grad_a, grad_b) with grad_a = upstream @ b.T, shaped "
+                f"like a, and grad_b = a.T @ upstream, shaped like b.",
+                "transposes_wrong",
+            )
         for got_shape, shape, name in zip(got_shapes, (shape_a, shape_b), ("grad_a", "grad_b")):
             if got_shape == tuple(shape[::-1]) and shape[0] != shape[1]:
-                raise Wrong(f"For {case_text}, {name} has shape {got_shape}, the transpose "
-                            f"of its input's shape {shape}: transpose the result, or swap "
-                            f"and transpose the factors.", "transposes_wrong")
+                raise Wrong(
+                    f"For {case_text}, {name} has shape {got_shape}, the transpose "
+                    f"of its input's shape {shape}: transpose the result, or swap "
+                    f"and transpose the factors.",
+                    "transposes_wrong",
+                )
         got_a = _numbers(pair[0], f"grad_a (for {case_text})", shape=shape_a, dtype=dtype)
         got_b = _numbers(pair[1], f"grad_b (for {case_text})", shape=shape_b, dtype=dtype)
         expected_a, size_a, expected_b, size_b = _matmul_reference(upstream, a, b)
@@ -141,49 +176,100 @@ def matmul_vjp(answer):
         u, a64, b64 = (np.asarray(v, dtype=np.float64) for v in (upstream, a, b))
         ones = np.ones_like(u)
         known_pairs = [
-            ("reversed_order",
-             f"For {case_text}, your two gradients are swapped: return (grad_a, grad_b) "
-             f"with grad_a = upstream @ b.T (shaped like a) and grad_b = a.T @ upstream "
-             f"(shaped like b).", (expected_b, expected_a)),
-            ("forgot_upstream",
-             f"For {case_text}, you left out the upstream gradient (you used ones): "
-             f"grad_a = upstream @ b.T and grad_b = a.T @ upstream.",
-             (ones @ b64.T, a64.T @ ones)),
+            (
+                "reversed_order",
+                f"For {case_text}, your two gradients are swapped: return (grad_a, grad_b) "
+                f"with grad_a = upstream @ b.T (shaped like a) and grad_b = a.T @ upstream "
+                f"(shaped like b).",
+                (expected_b, expected_a),
+            ),
+            (
+                "forgot_upstream",
+                f"For {case_text}, you left out the upstream gradient (you used ones): "
+                f"grad_a = upstream @ b.T and grad_b = a.T @ upstream.",
+                (ones @ b64.T, a64.T @ ones),
+            ),
         ]
         if shape_a == shape_b:
             known_pairs.append(
-                ("elementwise_rule",
-                 f"For {case_text}, that is the rule of element-wise multiply. For a @ b "
-                 f"each entry of the output sums over k, so the gradients are matrix "
-                 f"products: upstream @ b.T and a.T @ upstream.", (u * b64, u * a64)))
+                (
+                    "elementwise_rule",
+                    f"For {case_text}, that is the rule of element-wise multiply. For a @ b "
+                    f"each entry of the output sums over k, so the gradients are matrix "
+                    f"products: upstream @ b.T and a.T @ upstream.",
+                    (u * b64, u * a64),
+                )
+            )
         _diagnose_pair((got_a, got_b), known_pairs)
         square = shape_a == shape_b
         per_gradient = [
-            (right_a, got_a, expected_a, size_a, "grad_a", "upstream @ b.T", _alone(
-                case_text, "grad_a", "upstream @ b.T", ones @ b64.T,
-                u * b64 if square else None, ("b", "columns"), ("upstream", u), ("b", b64),
-                "entry (i, k) sums upstream[i, j] * b[k, j] over j")),
-            (right_b, got_b, expected_b, size_b, "grad_b", "a.T @ upstream", _alone(
-                case_text, "grad_b", "a.T @ upstream", a64.T @ ones,
-                u * a64 if square else None, ("a", "rows"), ("a", a64), ("upstream", u),
-                "entry (k, j) sums a[i, k] * upstream[i, j] over i")),
+            (
+                right_a,
+                got_a,
+                expected_a,
+                size_a,
+                "grad_a",
+                "upstream @ b.T",
+                _alone(
+                    case_text,
+                    "grad_a",
+                    "upstream @ b.T",
+                    ones @ b64.T,
+                    u * b64 if square else None,
+                    ("b", "columns"),
+                    ("upstream", u),
+                    ("b", b64),
+                    "entry (i, k) sums upstream[i, j] * b[k, j] over j",
+                ),
+            ),
+            (
+                right_b,
+                got_b,
+                expected_b,
+                size_b,
+                "grad_b",
+                "a.T @ upstream",
+                _alone(
+                    case_text,
+                    "grad_b",
+                    "a.T @ upstream",
+                    a64.T @ ones,
+                    u * a64 if square else None,
+                    ("a", "rows"),
+                    ("a", a64),
+                    ("upstream", u),
+                    "entry (k, j) sums a[i, k] * upstream[i, j] over i",
+                ),
+            ),
         ]
         tolerance = tolerance_for(dtype)
         for right, got, expected, size, name, formula, known in per_gradient:
             if right:
                 continue
-            known = [(code, hint, values) for code, hint, values in known
-                     if values is not None and values.shape == got.shape]
+            known = [
+                (code, hint, values)
+                for code, hint, values in known
+                if values is not None and values.shape == got.shape
+            ]
             index = 0 if name == "grad_a" else 1
             raise _fallback(
-                got, expected, rtol=tolerance.rtol,
-                atol=tolerance.rtol * float(np.max(size)), known=known,
-                again=lambda: _two_gradients(call_answer(
-                    answer, 2 * upstream, a.copy(), b.copy(), name="`matmul_vjp`"))[index],
-                local=("b, through the sum over j" if name == "grad_a"
-                       else "a, through the sum over i") + f": {formula}",
+                got,
+                expected,
+                rtol=tolerance.rtol,
+                atol=tolerance.rtol * float(np.max(size)),
+                known=known,
+                again=lambda: _two_gradients(
+                    call_answer(answer, 2 * upstream, a.copy(), b.copy(), name="`matmul_vjp`")
+                )[index],
+                local=(
+                    "b, through the sum over j" if name == "grad_a" else "a, through the sum over i"
+                )
+                + f": {formula}",
                 summary=f"For {case_text}, {name} should be {formula}.",
-                what=f"your {name} (for {case_text})")
-    return ("grad_a = upstream @ b.T and grad_b = a.T @ upstream, each with its input's "
-            "shape and dtype: checked for square and rectangular matrices, an outer "
-            "product, float64 and float32, with the arguments left unchanged.")
+                what=f"your {name} (for {case_text})",
+            )
+    return (
+        "grad_a = upstream @ b.T and grad_b = a.T @ upstream, each with its input's "
+        "shape and dtype: checked for square and rectangular matrices, an outer "
+        "product, float64 and float32, with the arguments left unchanged."
+    )

@@ -9,17 +9,24 @@ import re
 
 import numpy as np
 
-from ...checking import (
-    Wrong, as_values, describe_difference, explain_difference, generic_mistake, matches,
-    signed, tolerance_for,
-)
+from ...checking import Wrong
+from ...checking import as_values
+from ...checking import describe_difference
+from ...checking import explain_difference
+from ...checking import generic_mistake
+from ...checking import matches
+from ...checking import signed
+from ...checking import tolerance_for
 
 
 def _is_tape_tensor(value) -> bool:
     """A Tensor of the notebook's own tape: not NumPy, not TensorFlow, keeps ``.value``."""
     module = type(value).__module__ or ""
-    return (hasattr(value, "value") and not isinstance(value, (np.ndarray, np.generic))
-            and not module.startswith(("numpy", "tensorflow")))
+    return (
+        hasattr(value, "value")
+        and not isinstance(value, (np.ndarray, np.generic))
+        and not module.startswith(("numpy", "tensorflow"))
+    )
 
 
 def _as_float(value):
@@ -37,12 +44,15 @@ def _as_float(value):
 def _dtype_hint(name: str, got, expected) -> Wrong:
     got, expected = np.dtype(got), np.dtype(expected)
     narrowed = expected == np.float64 and got == np.float32
-    text = (f"{name} is float32 for a float64 input: a cast (astype(np.float32), "
-            f"np.float32(...)) or a float32 constant lost half the digits. Keep the "
-            f"input's dtype." if narrowed else
-            f"{name} has dtype {got}, but the input is {expected}: dtype in, same dtype "
-            f"out. (np.zeros(shape) and np.float64(...) are float64; np.zeros_like(x) "
-            f"and plain Python numbers keep x's dtype.)")
+    text = (
+        f"{name} is float32 for a float64 input: a cast (astype(np.float32), "
+        f"np.float32(...)) or a float32 constant lost half the digits. Keep the "
+        f"input's dtype."
+        if narrowed
+        else f"{name} has dtype {got}, but the input is {expected}: dtype in, same dtype "
+        f"out. (np.zeros(shape) and np.float64(...) are float64; np.zeros_like(x) "
+        f"and plain Python numbers keep x's dtype.)"
+    )
     return Wrong(text, "float32_not_float64" if narrowed else "wrong_dtype")
 
 
@@ -51,16 +61,23 @@ def _numbers(value, name: str, *, shape=None, dtype=None) -> np.ndarray:
     if value is None:
         raise Wrong(f"{name} is None. Did you forget `return`?", "returned_none")
     if _is_tape_tensor(value):
-        raise Wrong(f"{name} is a Tensor of our tape, not a NumPy array: the rule was "
-                    f"written with the tape's own operations. Inside a rule, work on the "
-                    f"NumPy arrays it receives with np. functions and operators.",
-                    "used_tape")
+        raise Wrong(
+            f"{name} is a Tensor of our tape, not a NumPy array: the rule was "
+            f"written with the tape's own operations. Inside a rule, work on the "
+            f"NumPy arrays it receives with np. functions and operators.",
+            "used_tape",
+        )
     if type(value).__module__.startswith("tensorflow"):
-        raise Wrong(f"{name} is a TensorFlow {type(value).__name__}. Our tape works on "
-                    f"NumPy arrays: use np. functions and operators.", "wrong_type")
+        raise Wrong(
+            f"{name} is a TensorFlow {type(value).__name__}. Our tape works on "
+            f"NumPy arrays: use np. functions and operators.",
+            "wrong_type",
+        )
     if isinstance(value, (list, tuple)):
-        raise Wrong(f"{name} is a Python {type(value).__name__}; it should be one NumPy "
-                    f"array.", "returned_list")
+        raise Wrong(
+            f"{name} is a Python {type(value).__name__}; it should be one NumPy array.",
+            "returned_list",
+        )
     array_dtype = None
     if isinstance(value, (np.ndarray, np.generic)):
         array_dtype = value.dtype
@@ -77,14 +94,21 @@ def _numbers(value, name: str, *, shape=None, dtype=None) -> np.ndarray:
 def _shape_wrong(name: str, got: tuple, expected: tuple) -> Wrong:
     text = f"{name} has shape {got}, but it should have shape {expected}."
     if [n for n in got if n != 1] == [n for n in expected if n != 1]:
-        return Wrong(text + " The numbers may be right, but an axis of size 1 was added or "
-                     "dropped (keepdims, x[:, None], reshape).", "broadcast_shape")
+        return Wrong(
+            text + " The numbers may be right, but an axis of size 1 was added or "
+            "dropped (keepdims, x[:, None], reshape).",
+            "broadcast_shape",
+        )
     if got == () and expected != ():
-        return Wrong(text + " A single number came back: was everything summed (np.sum "
-                     "without an axis)?", "wrong_shape")
+        return Wrong(
+            text + " A single number came back: was everything summed (np.sum without an axis)?",
+            "wrong_shape",
+        )
     if int(np.prod(got)) == int(np.prod(expected)):
-        return Wrong(text + " The sizes agree, so the axes are reshaped, flattened or in "
-                     "another order.", "wrong_shape")
+        return Wrong(
+            text + " The sizes agree, so the axes are reshaped, flattened or in another order.",
+            "wrong_shape",
+        )
     return Wrong(text, "wrong_shape")
 
 
@@ -111,15 +135,18 @@ def _scales_with_upstream(first, second) -> bool | None:
 
 
 def _upstream_hint(what: str, where: str, local: str) -> Wrong:
-    return Wrong(f"{what} does not scale with the upstream gradient: called again with the "
-                 f"upstream doubled, it did not double{where}. A vector-Jacobian rule is "
-                 f"linear in the upstream: every term is the upstream times a local "
-                 f"derivative ({local}), with nothing added, squared or left without it.",
-                 "upstream_not_linear")
+    return Wrong(
+        f"{what} does not scale with the upstream gradient: called again with the "
+        f"upstream doubled, it did not double{where}. A vector-Jacobian rule is "
+        f"linear in the upstream: every term is the upstream times a local "
+        f"derivative ({local}), with nothing added, squared or left without it.",
+        "upstream_not_linear",
+    )
 
 
-def _fallback(got, expected, *, again, summary, what, rtol, atol, local, at=None,
-              known=(), mixed=None) -> Wrong:
+def _fallback(
+    got, expected, *, again, summary, what, rtol, atol, local, at=None, known=(), mixed=None
+) -> Wrong:
     """The last hint for a wrong gradient: a known mistake, a generic pattern (sign,
     scale, ...), then whether it scales with the upstream (``again()`` returns the result
     for a doubled upstream; ``mixed()``, when given, a Wrong if a linear rule still mixes
@@ -138,10 +165,12 @@ def _fallback(got, expected, *, again, summary, what, rtol, atol, local, at=None
         if scales and mixed is not None and mixed() is not None:
             return mixed()
         if scales:
-            return Wrong(f"{what.capitalize()} scales with the upstream gradient as it "
-                         f"should (doubling the upstream doubled it), so the mistake is in "
-                         f"the local derivative, which should be {local}. {example}",
-                         "wrong_local_derivative")
+            return Wrong(
+                f"{what.capitalize()} scales with the upstream gradient as it "
+                f"should (doubling the upstream doubled it), so the mistake is in "
+                f"the local derivative, which should be {local}. {example}",
+                "wrong_local_derivative",
+            )
     return _explain(got, expected, at=at, rtol=rtol, atol=atol, summary=summary, what=what)
 
 
@@ -171,8 +200,12 @@ def _close(got, expected, dtype, scale=None) -> bool:
         return False
     size = np.abs(expected) if scale is None else np.maximum(np.abs(expected), scale)
     with np.errstate(invalid="ignore", over="ignore"):
-        return bool(np.all(np.isfinite(got) & (np.abs(got - expected)
-                                               <= tolerance.rtol * size + tolerance.atol)))
+        return bool(
+            np.all(
+                np.isfinite(got)
+                & (np.abs(got - expected) <= tolerance.rtol * size + tolerance.atol)
+            )
+        )
 
 
 def _values(rng, shape, dtype, low: float = 0.6):
@@ -182,17 +215,26 @@ def _values(rng, shape, dtype, low: float = 0.6):
 def _two_gradients(value):
     """Unpack the (grad_a, grad_b) pair a rule for two inputs returns."""
     if value is None:
-        raise Wrong("Your function returned None. Did you forget `return`? A rule for an "
-                    "operation with two inputs returns two gradients: "
-                    "`return grad_a, grad_b`.", "returned_none")
+        raise Wrong(
+            "Your function returned None. Did you forget `return`? A rule for an "
+            "operation with two inputs returns two gradients: "
+            "`return grad_a, grad_b`.",
+            "returned_none",
+        )
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        kind = (f"a {type(value).__name__} of length {len(value)}"
-                if isinstance(value, (tuple, list)) else
-                "one NumPy array" if isinstance(value, np.ndarray) else
-                f"a {type(value).__name__}")
-        raise Wrong(f"Your function returned {kind}. A rule for an operation with two "
-                    f"inputs returns one gradient per input, as a pair: "
-                    f"`return grad_a, grad_b`.", "not_a_pair")
+        kind = (
+            f"a {type(value).__name__} of length {len(value)}"
+            if isinstance(value, (tuple, list))
+            else "one NumPy array"
+            if isinstance(value, np.ndarray)
+            else f"a {type(value).__name__}"
+        )
+        raise Wrong(
+            f"Your function returned {kind}. A rule for an operation with two "
+            f"inputs returns one gradient per input, as a pair: "
+            f"`return grad_a, grad_b`.",
+            "not_a_pair",
+        )
     return value
 
 
@@ -205,10 +247,13 @@ def _shape_of(value):
 
 def _in_place_hint(case, changed, arrays, example):
     which = next(name for name, array in arrays if array is changed[0])
-    return Wrong(f"For {case}, your function changed `{which}` in place (`*=`, `+=`, "
-                 f"out=...). A rule must leave its arguments alone: the tape still holds "
-                 f"them, and the same upstream array may be handed to other inputs. Build "
-                 f"new arrays instead ({example}).", "changed_in_place")
+    return Wrong(
+        f"For {case}, your function changed `{which}` in place (`*=`, `+=`, "
+        f"out=...). A rule must leave its arguments alone: the tape still holds "
+        f"them, and the same upstream array may be handed to other inputs. Build "
+        f"new arrays instead ({example}).",
+        "changed_in_place",
+    )
 
 
 def _diagnose_pair(got, known, rtol=1e-6, atol=1e-12):
