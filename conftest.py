@@ -5,10 +5,13 @@
   under ``lessons/`` run with it off: their checks print *not attempted yet*.
 * The summary reports how many cells carry ``nbval-ignore-output`` (their outputs
   are run but not compared: only wall-clock timings may have the tag).
+* Run with ``--cov`` (``./course.sh test`` does), the last lines give the line coverage
+  of each package, ``autodiff_course`` and ``course_tools``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -16,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE as STRICT
+
 _notebooks_seen: set[Path] = set()
 
 
@@ -40,14 +44,32 @@ def ignored_output_cells(paths) -> list[tuple[str, int]]:
     return found
 
 
-def pytest_terminal_summary(terminalreporter):
-    if not _notebooks_seen:
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, config):
+    if _notebooks_seen:
+        ignored = ignored_output_cells(_notebooks_seen)
+        terminalreporter.write_sep("-", "nbval")
+        terminalreporter.write_line(
+            f"nbval strict: {len(_notebooks_seen)} notebooks validated; "
+            f"{len(ignored)} cells tagged nbval-ignore-output (wall-clock timings only)"
+        )
+        for name, index in ignored:
+            terminalreporter.write_line(f"  output not compared: {name} cell {index}")
+    coverage_lines(terminalreporter, config)
+
+
+def coverage_lines(terminalreporter, config) -> None:
+    """One line per package with its share of lines run, when pytest-cov measured it."""
+    plugin = config.pluginmanager.getplugin("_cov")
+    measured = getattr(getattr(plugin, "cov_controller", None), "cov", None)
+    if measured is None:
         return
-    ignored = ignored_output_cells(_notebooks_seen)
-    terminalreporter.write_sep("-", "nbval")
-    terminalreporter.write_line(
-        f"nbval strict: {len(_notebooks_seen)} notebooks validated; "
-        f"{len(ignored)} cells tagged nbval-ignore-output (wall-clock timings only)"
-    )
-    for name, index in ignored:
-        terminalreporter.write_line(f"  output not compared: {name} cell {index}")
+    terminalreporter.write_sep("-", "line coverage")
+    root = Path(__file__).resolve().parent
+    for package in ("autodiff_course", "course_tools"):
+        try:
+            percent = measured.report(include=[f"{root / package}/*"], file=io.StringIO())
+        except Exception as error:  # noqa: BLE001 (no data for it: say so, never fail)
+            terminalreporter.write_line(f"{package}: not measured ({error})")
+            continue
+        terminalreporter.write_line(f"{package}: {percent:.1f}% of its lines run by the tests")

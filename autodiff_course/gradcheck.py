@@ -39,8 +39,10 @@ def central_difference(f, x, h: float = 1e-5) -> np.ndarray:
     tensor). The result has the shape of ``x``.
     """
     if np.shape(np.asarray(f(np.array(x, dtype=np.float64)))) != ():
-        raise ValueError("central_difference needs a function with one number as its "
-                         "output; use central_jacobian for vector outputs")
+        raise ValueError(
+            "central_difference needs a function with one number as its "
+            "output; use central_jacobian for vector outputs"
+        )
     return central_jacobian(f, x, h)
 
 
@@ -74,14 +76,15 @@ class GradientCheck:
 
     @property
     def passed(self) -> bool:
-        return bool(np.allclose(self.theoretical, self.numerical,
-                                rtol=self.rtol, atol=self.atol))
+        return bool(np.allclose(self.theoretical, self.numerical, rtol=self.rtol, atol=self.atol))
 
     def __repr__(self) -> str:
         verdict = "agree" if self.passed else "DISAGREE"
-        return (f"GradientCheck: autodiff and finite differences {verdict} "
-                f"(max abs error {self.max_abs_error:.2e}, "
-                f"tolerance rtol={self.rtol:g}, atol={self.atol:g})")
+        return (
+            f"GradientCheck: autodiff and finite differences {verdict} "
+            f"(max abs error {self.max_abs_error:.2e}, "
+            f"tolerance rtol={self.rtol:g}, atol={self.atol:g})"
+        )
 
 
 def compare_with_tensorflow(f, *xs, delta: float | None = None) -> GradientCheck:

@@ -54,6 +54,7 @@ def dtype_name(dtype) -> str:
 # Where the float format gives way
 # --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Thresholds:
     """Landmarks on the x axis for one dtype, all derived from ``np.finfo``.
@@ -75,7 +76,7 @@ class Thresholds:
     cancellation: float
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def thresholds(dtype) -> Thresholds:
     """The :class:`Thresholds` of ``dtype`` (float16, float32 or float64)."""
     name = dtype_name(dtype)
@@ -106,13 +107,14 @@ def silent_zeros(got, reference, dtype):
 # The three methods, each a function of the dtype
 # --------------------------------------------------------------------------
 
+
 def _tf():
     import tensorflow as tf
 
     return tf
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def naive_log1pexp(dtype):
     """``log(1 + e^x)`` in ``dtype``, left for the tape to differentiate op by op."""
     tf = _tf()
@@ -125,7 +127,7 @@ def naive_log1pexp(dtype):
     return log1pexp
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def documented_log1pexp(dtype):
     """The documented custom gradient: ``upstream * (1 - 1 / (1 + e))``, in ``dtype``.
 
@@ -149,7 +151,7 @@ def documented_log1pexp(dtype):
     return call
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stable_log1pexp(dtype):
     """The stable rule in ``dtype``: ``softplus`` forward, ``upstream * sigmoid`` backward."""
     tf = _tf()
@@ -198,8 +200,9 @@ def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarra
             inner.watch(x)
             values = [f(x) for f in functions]
         gradients = [inner.gradient(value, x) for value in values]
-    seconds = [outer.gradient(gradient, x) if gradient is not None else None
-               for gradient in gradients]
+    seconds = [
+        outer.gradient(gradient, x) if gradient is not None else None for gradient in gradients
+    ]
     del inner, outer
 
     def as_array(tensor):
@@ -208,8 +211,11 @@ def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarra
         return tensor.numpy()
 
     return {
-        method: {"value": as_array(value), "gradient": as_array(gradient),
-                 "second_derivative": as_array(second)}
+        method: {
+            "value": as_array(value),
+            "gradient": as_array(gradient),
+            "second_derivative": as_array(second),
+        }
         for method, value, gradient, second in zip(methods, values, gradients, seconds)
     }
 
@@ -217,6 +223,7 @@ def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarra
 # --------------------------------------------------------------------------
 # Float64 references and relative error
 # --------------------------------------------------------------------------
+
 
 def reference_softplus(x) -> np.ndarray:
     """log(1 + e^x) in float64, without overflow: the reference every check uses."""

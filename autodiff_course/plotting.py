@@ -37,7 +37,7 @@ SERIES_STYLES = [
 # The same hues, darkened until text in them reaches 4.5:1 against white and against
 # the light grey of JupyterLab's striped table rows (#F5F5F5).
 TEXT_COLOURS = ["#0072B2", "#B65000", "#007E5C", "#9A5B7E", "#936600", "#387597"]
-MUTED_TEXT = "#6F6F6F"   # grey text
+MUTED_TEXT = "#6F6F6F"  # grey text
 WARNING_TEXT = TEXT_COLOURS[1]
 TEXT_BACKGROUNDS = ("#FFFFFF", "#F5F5F5")
 
@@ -73,9 +73,8 @@ def contrast_ratio(colour: str, background: str = "#FFFFFF") -> float:
     """WCAG 2.1 contrast ratio of two ``#RRGGBB`` colours (1 to 21)."""
 
     def luminance(hex_colour: str) -> float:
-        channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
-        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-                  for c in channels]
+        channels = [int(hex_colour.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
         return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
 
     darker, lighter = sorted((luminance(colour), luminance(background)))
@@ -98,7 +97,7 @@ def encode_png(rgba) -> bytes:
     """PNG bytes of an RGBA image array (height, width, 4), stored as 8-bit RGB.
 
     Written directly: no row filter and zlib level 1, which takes about half the
-    time of matplotlib's ``savefig`` through Pillow (``tools/benchmark_explorer.py``
+    time of matplotlib's ``savefig`` through Pillow (``course_tools.benchmark_explorer``
     measures both), and no text chunk or timestamp, so the same pixels always give
     the same bytes.
     """
@@ -109,20 +108,25 @@ def encode_png(rgba) -> bytes:
 
     height, width = rgba.shape[:2]
     rows = np.empty((height, 1 + 3 * width), dtype=np.uint8)
-    rows[:, 0] = 0                                   # filter type "None" for every row
+    rows[:, 0] = 0  # filter type "None" for every row
     pixels = rows[:, 1:].reshape(height, width, 3)
-    for channel in range(3):    # a channel at a time: several times faster than all three
+    for channel in range(3):  # a channel at a time: several times faster than all three
         pixels[..., channel] = rgba[..., channel]
     compressor = zlib.compressobj(1, zlib.DEFLATED, 15, 9, zlib.Z_DEFAULT_STRATEGY)
     data = compressor.compress(rows) + compressor.flush()
 
     def chunk(tag: bytes, body: bytes) -> bytes:
-        return (struct.pack(">I", len(body)) + tag + body
-                + struct.pack(">I", zlib.crc32(tag + body) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(body))
+            + tag
+            + body
+            + struct.pack(">I", zlib.crc32(tag + body) & 0xFFFFFFFF)
+        )
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)   # 8-bit RGB
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data)
-            + chunk(b"IEND", b""))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
 
 
 def figure_png(figure) -> bytes:
@@ -130,7 +134,8 @@ def figure_png(figure) -> bytes:
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    canvas = figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) \
-        else FigureCanvasAgg(figure)
+    canvas = (
+        figure.canvas if isinstance(figure.canvas, FigureCanvasAgg) else FigureCanvasAgg(figure)
+    )
     canvas.draw()
     return encode_png(np.asarray(canvas.buffer_rgba()))

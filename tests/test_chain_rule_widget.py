@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autodiff_course.widgets.chain_rule import X_MAX, X_MIN, ChainRuleExplorer, chain_rule_values
+from autodiff_course.widgets.chain_rule import X_MAX
+from autodiff_course.widgets.chain_rule import X_MIN
+from autodiff_course.widgets.chain_rule import ChainRuleExplorer
+from autodiff_course.widgets.chain_rule import chain_rule_values
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -13,8 +16,12 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def reference(x: float) -> dict:
     output = np.logaddexp(0.0, x)
     local = 1.0 / (1.0 + np.exp(-x))
-    return {"output": output, "local_derivative": local, "dy": 2 * output,
-            "chain_rule": 2 * output * local}
+    return {
+        "output": output,
+        "local_derivative": local,
+        "dy": 2 * output,
+        "chain_rule": 2 * output * local,
+    }
 
 
 @pytest.mark.parametrize("x", [X_MIN, -2.5, 0.0, 1.0, 3.25, X_MAX])
@@ -24,8 +31,7 @@ def test_values_match_float64_closed_forms(x):
     for name, value in expected.items():
         assert getattr(values, name) == pytest.approx(value, rel=2e-6, abs=1e-7), name
     assert values.tape_loss_gradient == pytest.approx(expected["chain_rule"], rel=2e-6, abs=1e-7)
-    assert values.tape_output_gradients == pytest.approx(expected["chain_rule"], rel=2e-6,
-                                                         abs=1e-7)
+    assert values.tape_output_gradients == pytest.approx(expected["chain_rule"], rel=2e-6, abs=1e-7)
     assert values.agree
 
 
@@ -64,11 +70,9 @@ def test_every_value_the_input_allows_renders_and_agrees():
         assert "DISAGREE" not in explorer.readout.value
 
 
-def test_display_bundle_has_the_widget_a_still_picture_and_plain_text():
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(display_bundle):
     explorer = ChainRuleExplorer()
-    bundle = explorer._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
-    assert bundle[WIDGET_VIEW]["model_id"] == explorer.widget.model_id
+    bundle = display_bundle(explorer)
     assert "(agree)" in bundle["text/plain"]
     assert "Chain-rule explorer, still picture (x = 1.00)" in bundle["text/html"]
     assert explorer.readout.value in bundle["text/html"]

@@ -1,40 +1,34 @@
-"""The committed figures are exactly what tools/make_figures.py renders now."""
+"""The committed figures are exactly what course_tools.make_figures renders now."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "tools" / "make_figures.py"
-EXPECTED = {"log1pexp-explorer.png", "log1pexp-explorer-float64.png",
-            "log1pexp-relative-error.png"}
+from course_tools import make_figures
+from course_tools.config import ROOT
 
-
-@pytest.fixture(scope="module")
-def make_figures():
-    spec = importlib.util.spec_from_file_location("make_figures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+EXPECTED = {"log1pexp-explorer.png", "log1pexp-explorer-float64.png", "log1pexp-relative-error.png"}
 
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
-    """The figures regenerated into a temporary folder, by the script itself."""
+    """The figures regenerated into a temporary folder, by the command itself."""
     out = tmp_path_factory.mktemp("figures")
-    result = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "course_tools.make_figures", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return out
 
 
-def test_the_lesson_figures_exist(make_figures):
+def test_the_lesson_figures_exist():
     assert set(make_figures.figure_states()) == EXPECTED
     for name in EXPECTED:
         assert (ROOT / "figures" / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
@@ -43,16 +37,17 @@ def test_the_lesson_figures_exist(make_figures):
 def test_committed_figures_equal_a_fresh_render_byte_for_byte(fresh):
     for name in sorted(EXPECTED):
         assert (fresh / name).read_bytes() == (ROOT / "figures" / name).read_bytes(), (
-            f"figures/{name} is stale: run `python tools/make_figures.py`")
+            f"figures/{name} is stale: run `./course.sh figures`"
+        )
 
 
-def test_rendering_is_repeatable_in_process(fresh, make_figures):
+def test_rendering_is_repeatable_in_process(fresh):
     rendered = make_figures.render_all()
     for name, data in rendered.items():
         assert data == (fresh / name).read_bytes(), name
 
 
-def test_check_mode_exits_1_on_a_stale_or_missing_figure(fresh, tmp_path, make_figures, capsys):
+def test_check_mode_exits_1_on_a_stale_or_missing_figure(fresh, tmp_path, capsys):
     copy = tmp_path / "figures"
     shutil.copytree(fresh, copy)
     assert make_figures.main(["--check", "--out", str(copy)]) == 0

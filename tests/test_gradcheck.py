@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from autodiff_course.gradcheck import (
-    central_difference, central_jacobian, compare_with_tensorflow, tolerance_for,
-)
+from autodiff_course.gradcheck import central_difference
+from autodiff_course.gradcheck import central_jacobian
+from autodiff_course.gradcheck import compare_with_tensorflow
+from autodiff_course.gradcheck import tolerance_for
 
 
 def test_central_difference_of_a_cubic_is_exact_up_to_h_squared():
@@ -24,14 +25,16 @@ def test_central_difference_keeps_the_input_shape_and_leaves_it_alone():
 
 
 def test_central_jacobian_shape_is_output_then_input():
-    jacobian = central_jacobian(lambda v: np.stack([v[0] * v[1], v[0] ** 2, v[1]]),
-                                np.array([1.5, -2.0]))
+    jacobian = central_jacobian(
+        lambda v: np.stack([v[0] * v[1], v[0] ** 2, v[1]]), np.array([1.5, -2.0])
+    )
     np.testing.assert_allclose(jacobian, [[-2.0, 1.5], [3.0, 0.0], [0.0, 1.0]], atol=1e-8)
 
 
 def test_compare_with_tensorflow_agrees_for_a_right_gradient():
-    check = compare_with_tensorflow(lambda x: tf.math.log(1.0 + tf.exp(x)),
-                                    tf.constant([1.0, -2.0]))
+    check = compare_with_tensorflow(
+        lambda x: tf.math.log(1.0 + tf.exp(x)), tf.constant([1.0, -2.0])
+    )
     assert check.passed and check.max_abs_error < 1e-3
     assert "agree" in repr(check)
 

@@ -11,11 +11,21 @@ import numpy as np
 import pytest
 
 from autodiff_course.gradcheck import central_jacobian
-from autodiff_course.widgets.jacobian_heatmap import (
-    BATCH_MAX, BATCH_MIN, BATCH_NORM_EPSILON, INPUTS, INS, LAYERS, OUTS, WEIGHTS,
-    JacobianHeatmap, alt_text, jacobian_structure, layer_output, render_figure, render_png,
-    render_text,
-)
+from autodiff_course.widgets.jacobian_heatmap import BATCH_MAX
+from autodiff_course.widgets.jacobian_heatmap import BATCH_MIN
+from autodiff_course.widgets.jacobian_heatmap import BATCH_NORM_EPSILON
+from autodiff_course.widgets.jacobian_heatmap import INPUTS
+from autodiff_course.widgets.jacobian_heatmap import INS
+from autodiff_course.widgets.jacobian_heatmap import LAYERS
+from autodiff_course.widgets.jacobian_heatmap import OUTS
+from autodiff_course.widgets.jacobian_heatmap import WEIGHTS
+from autodiff_course.widgets.jacobian_heatmap import JacobianHeatmap
+from autodiff_course.widgets.jacobian_heatmap import alt_text
+from autodiff_course.widgets.jacobian_heatmap import jacobian_structure
+from autodiff_course.widgets.jacobian_heatmap import layer_output
+from autodiff_course.widgets.jacobian_heatmap import render_figure
+from autodiff_course.widgets.jacobian_heatmap import render_png
+from autodiff_course.widgets.jacobian_heatmap import render_text
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -81,14 +91,12 @@ def test_alt_text_states_what_the_heatmaps_show():
 
 def test_changing_the_controls_updates_image_readout_and_text():
     heatmap = JacobianHeatmap()
-    before = (heatmap.image.value, heatmap.readout.value,
-              heatmap._repr_mimebundle_()["text/plain"])
+    before = (heatmap.image.value, heatmap.readout.value, heatmap._repr_mimebundle_()["text/plain"])
     heatmap.layer.value = "centred"
     assert heatmap.structure.layer == "centred"
     heatmap.batch.value = 5
     assert heatmap.structure.batch == 5 and heatmap.structure.full.shape == (5, 2, 5, 3)
-    after = (heatmap.image.value, heatmap.readout.value,
-             heatmap._repr_mimebundle_()["text/plain"])
+    after = (heatmap.image.value, heatmap.readout.value, heatmap._repr_mimebundle_()["text/plain"])
     assert all(a != b for a, b in zip(before, after))
     assert "data-layer='centred'" in heatmap.readout.value
     assert "<img src='data:image/png;base64," in heatmap.image.value
@@ -118,24 +126,27 @@ def test_rendering_is_repeatable_and_leaves_pyplot_alone():
     assert plt.get_fignums() == figures_before
 
 
-def test_display_bundle_has_the_widget_a_still_picture_and_plain_text():
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(display_bundle):
     heatmap = JacobianHeatmap(layer="centred")
-    bundle = heatmap._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
-    assert bundle[WIDGET_VIEW]["model_id"] == heatmap.widget.model_id
+    bundle = display_bundle(heatmap)
     assert "layer = centred" in bundle["text/plain"]
     assert "Jacobian heatmap, still picture (layer centred, batch 3)" in bundle["text/html"]
     assert heatmap.image.value in bundle["text/html"]
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: jacobian_structure("dropout", 3), "layer must be one of 'independent', "
-                                               "'centred', 'batch norm', not 'dropout'."),
-    (lambda: JacobianHeatmap(layer="not a layer"), "layer must be one of"),
-    (lambda: JacobianHeatmap(batch=2.5), "batch must be a whole number, not 2.5."),
-    (lambda: jacobian_structure("centred", "many"), "batch must be a whole number"),
-    (lambda: layer_output("dropout", np.zeros((2, INS), np.float32)), "layer must be one of"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: jacobian_structure("dropout", 3),
+            "layer must be one of 'independent', 'centred', 'batch norm', not 'dropout'.",
+        ),
+        (lambda: JacobianHeatmap(layer="not a layer"), "layer must be one of"),
+        (lambda: JacobianHeatmap(batch=2.5), "batch must be a whole number, not 2.5."),
+        (lambda: jacobian_structure("centred", "many"), "batch must be a whole number"),
+        (lambda: layer_output("dropout", np.zeros((2, INS), np.float32)), "layer must be one of"),
+    ],
+)
 def test_bad_settings_are_refused_in_plain_words(call, message):
     with pytest.raises(ValueError) as error:
         call()

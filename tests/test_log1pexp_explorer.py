@@ -17,10 +17,18 @@ import numpy as np
 import pytest
 
 from autodiff_course import log1pexp as numerics
-from autodiff_course.widgets.log1pexp import (
-    CSS_CLASSES, DEFAULT_READOUT_X, DEFAULT_X_RANGE, DTYPES, METHODS, QUANTITIES, X_BOUNDS,
-    ExplorerFigure, ExplorerState, Log1pexpExplorer, data, render_png,
-)
+from autodiff_course.widgets.log1pexp import CSS_CLASSES
+from autodiff_course.widgets.log1pexp import DEFAULT_READOUT_X
+from autodiff_course.widgets.log1pexp import DEFAULT_X_RANGE
+from autodiff_course.widgets.log1pexp import DTYPES
+from autodiff_course.widgets.log1pexp import METHODS
+from autodiff_course.widgets.log1pexp import QUANTITIES
+from autodiff_course.widgets.log1pexp import X_BOUNDS
+from autodiff_course.widgets.log1pexp import ExplorerFigure
+from autodiff_course.widgets.log1pexp import ExplorerState
+from autodiff_course.widgets.log1pexp import Log1pexpExplorer
+from autodiff_course.widgets.log1pexp import data
+from autodiff_course.widgets.log1pexp import render_png
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -44,33 +52,46 @@ def explorer():
     return Log1pexpExplorer()
 
 
-def show(explorer, dtype="float32", x_range=None, methods=METHODS, quantity="gradient",
-         readout_x=None):
+def show(
+    explorer, dtype="float32", x_range=None, methods=METHODS, quantity="gradient", readout_x=None
+):
     """Put ``explorer`` in a fully specified state (tests share one explorer)."""
-    explorer.set_state(dtype=dtype, x_range=x_range or DEFAULT_X_RANGE[dtype],
-                       methods=methods, quantity=quantity,
-                       readout_x=DEFAULT_READOUT_X[dtype] if readout_x is None else readout_x)
+    explorer.set_state(
+        dtype=dtype,
+        x_range=x_range or DEFAULT_X_RANGE[dtype],
+        methods=methods,
+        quantity=quantity,
+        readout_x=DEFAULT_READOUT_X[dtype] if readout_x is None else readout_x,
+    )
     return explorer.plotted_data()
 
 
 def controls_show(explorer, state: ExplorerState) -> bool:
     """Every control displays ``state`` (they are written from it)."""
-    return (explorer.dtype_choice.value == state.dtype
-            and explorer.quantity_choice.value == state.quantity
-            and tuple(m for m, box in explorer.method_checkboxes.items() if box.value)
-            == state.methods
-            and (explorer.x_from_input.value, explorer.x_to_input.value) == state.x_range
-            and explorer.readout_x_input.value == state.readout_x
-            and all((box.min, box.max) == state.bounds and box.step == state.step
-                    for box in (explorer.x_from_input, explorer.x_to_input,
-                                explorer.readout_x_input)))
+    return (
+        explorer.dtype_choice.value == state.dtype
+        and explorer.quantity_choice.value == state.quantity
+        and tuple(m for m, box in explorer.method_checkboxes.items() if box.value) == state.methods
+        and (explorer.x_from_input.value, explorer.x_to_input.value) == state.x_range
+        and explorer.readout_x_input.value == state.readout_x
+        and all(
+            (box.min, box.max) == state.bounds and box.step == state.step
+            for box in (explorer.x_from_input, explorer.x_to_input, explorer.readout_x_input)
+        )
+    )
 
 
 # -- the float format's limits ------------------------------------------------
 
-@pytest.mark.parametrize("dtype, overflow, flush_start", [
-    ("float32", 88.7228, 87.3365), ("float64", 709.7827, 708.3964), ("float16", 11.0899, 9.7040),
-])
+
+@pytest.mark.parametrize(
+    "dtype, overflow, flush_start",
+    [
+        ("float32", 88.7228, 87.3365),
+        ("float64", 709.7827, 708.3964),
+        ("float16", 11.0899, 9.7040),
+    ],
+)
 def test_thresholds_come_from_finfo(dtype, overflow, flush_start):
     limits = numerics.thresholds(dtype)
     info = np.finfo(dtype)
@@ -86,6 +107,7 @@ def test_thresholds_come_from_finfo(dtype, overflow, flush_start):
 
 # -- the default view ---------------------------------------------------------
 
+
 def test_default_view_is_float32_gradient_with_readout_in_the_silent_band():
     fresh = Log1pexpExplorer()
     state = fresh.state
@@ -95,7 +117,7 @@ def test_default_view_is_float32_gradient_with_readout_in_the_silent_band():
     assert limits.flush_start < state.readout_x < limits.overflow
     assert fresh.x_to_input.max > limits.overflow
     readout = fresh.readout_values()
-    assert readout.methods["naive"]["gradient"] == 0.0          # silently wrong
+    assert readout.methods["naive"]["gradient"] == 0.0  # silently wrong
     assert readout.methods["documented"]["gradient"] == 1.0
     assert readout.methods["stable"]["gradient"] == 1.0
     assert readout.reference["gradient"] == pytest.approx(1.0)
@@ -115,6 +137,7 @@ def test_plotted_points_are_the_grid_in_the_chosen_dtype(explorer):
 
 # -- the float32 story --------------------------------------------------------
 
+
 def test_naive_gradient_is_silently_zero_in_the_band_and_nan_beyond(explorer):
     naive = show(explorer)["naive"]
     band = (naive.x >= 87.4) & (naive.x <= 88.7)
@@ -128,8 +151,9 @@ def test_naive_gradient_is_silently_zero_in_the_band_and_nan_beyond(explorer):
     # Below the band the naive gradient is right, to float32 precision for moderate
     # x and to about 1e-4 as 1/(1+e^x) approaches the smallest normal number.
     moderate, near = naive.x < 60.0, (naive.x >= 60.0) & (naive.x < 87.3)
-    np.testing.assert_allclose(naive.y[moderate], reference64("gradient", naive.x[moderate]),
-                               rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(
+        naive.y[moderate], reference64("gradient", naive.x[moderate]), rtol=1e-6, atol=1e-12
+    )
     np.testing.assert_allclose(naive.y[near], 1.0, rtol=1e-3)
 
 
@@ -152,15 +176,15 @@ def test_documented_rule_at_100_has_gradient_one_but_value_inf(explorer):
 
 
 def test_second_derivative_of_documented_rule_is_nan_at_100(explorer):
-    plotted = show(explorer, quantity="second_derivative", x_range=(95.0, 105.0),
-                   readout_x=100.0)
+    plotted = show(explorer, quantity="second_derivative", x_range=(95.0, 105.0), readout_x=100.0)
     assert plotted["documented"].nan.all()
     assert np.isnan(explorer.readout_values().methods["documented"]["second_derivative"])
     # and where nothing overflows, nested tapes agree with the closed form
     plotted = show(explorer, quantity="second_derivative", x_range=(-8.0, 8.0))
     for series in plotted.values():
-        np.testing.assert_allclose(series.y, reference64("second_derivative", series.x),
-                                   rtol=1e-4, atol=1e-7)
+        np.testing.assert_allclose(
+            series.y, reference64("second_derivative", series.x), rtol=1e-4, atol=1e-7
+        )
 
 
 def float32_documented_error(x):
@@ -184,25 +208,26 @@ def test_documented_gradient_is_exactly_zero_below_minus_17(explorer):
     documented = plotted["documented"]
     far = documented.x <= -17.0
     assert far.sum() > 50
-    assert (documented.y[far] == 1.0).all()      # 100 % relative error
-    assert documented.zero[far].all()            # because the gradient is 0.0
+    assert (documented.y[far] == 1.0).all()  # 100 % relative error
+    assert documented.zero[far].all()  # because the gradient is 0.0
     gradient = show(explorer, x_range=(-25.0, 5.0))["documented"]
     assert (gradient.y[gradient.x <= -17.0] == 0.0).all()
 
 
-@pytest.mark.parametrize("dtype, quantity", list(itertools.product(["float32", "float64"],
-                                                                   ["value", "gradient"])))
+@pytest.mark.parametrize(
+    "dtype, quantity", list(itertools.product(["float32", "float64"], ["value", "gradient"]))
+)
 def test_stable_rule_agrees_with_float64_everywhere(explorer, dtype, quantity):
     # within a few dozen units in the last place (float64's softplus is off by up
     # to about 15 near x = -33), and exact zeros only below the smallest normal
     eps, tiny = float(np.finfo(dtype).eps), float(np.finfo(dtype).smallest_normal)
     stable = show(explorer, dtype=dtype, x_range=X_BOUNDS[dtype], quantity=quantity)["stable"]
     assert stable.finite.all()
-    np.testing.assert_allclose(stable.y, reference64(quantity, stable.x),
-                               rtol=32 * eps, atol=tiny)
+    np.testing.assert_allclose(stable.y, reference64(quantity, stable.x), rtol=32 * eps, atol=tiny)
 
 
 # -- the float64 story --------------------------------------------------------
+
 
 def test_float64_naive_gradient_is_zero_at_709_7_and_nan_from_709_8(explorer):
     naive = show(explorer, dtype="float64")["naive"]
@@ -219,37 +244,40 @@ def test_float64_naive_gradient_is_zero_at_709_7_and_nan_from_709_8(explorer):
 
 # -- controls and state -------------------------------------------------------
 
+
 def test_a_new_dtype_moves_the_bounds_and_the_opening_views():
     fresh = Log1pexpExplorer()
     fresh.dtype_choice.value = "float64"
     assert fresh.state == ExplorerState(dtype="float64") and controls_show(fresh, fresh.state)
-    assert fresh.render_count == 2                     # one render per change
+    assert fresh.render_count == 2  # one render per change
     fresh.dtype_choice.value = "float16"
     assert fresh.state == ExplorerState(dtype="float16") and controls_show(fresh, fresh.state)
-    fresh.x_from_input.value = -3.0                    # a range of the learner's own
+    fresh.x_from_input.value = -3.0  # a range of the learner's own
     fresh.x_to_input.value = 5.0
     fresh.dtype_choice.value = "float32"
-    assert fresh.state.x_range == (-3.0, 5.0)          # kept: it fits
+    assert fresh.state.x_range == (-3.0, 5.0)  # kept: it fits
     fresh.set_state(x_range=(-100.0, 110.0))
     fresh.dtype_choice.value = "float16"
-    assert fresh.state.x_range == (-16.0, 16.0)        # clamped to the new bounds
+    assert fresh.state.x_range == (-16.0, 16.0)  # clamped to the new bounds
     assert controls_show(fresh, fresh.state)
-    assert fresh.render_count == 8                     # one render per change, always
+    assert fresh.render_count == 8  # one render per change, always
 
 
-@pytest.mark.parametrize("control, value, expected", [
-    ("x_from_input", 50.0, {"x_range": (50.0, 100.0)}),
-    ("x_from_input", 110.0, {"x_range": (100.0, 110.0)}),     # a reversed range is sorted
-    ("x_to_input", -30.0, {"x_range": (-30.0, -20.0)}),
-    ("x_to_input", 1e9, {"x_range": (-20.0, 120.0)}),         # the input clamps it
-    ("readout_x_input", -1e9, {"readout_x": -120.0}),
-    ("quantity_choice", "relative_error", {"quantity": "relative_error"}),
-    ("dtype_choice", "float64", {"dtype": "float64", "x_range": (640.0, 720.0)}),
-])
-def test_a_control_change_becomes_a_new_state_and_the_controls_follow_it(control, value,
-                                                                        expected):
+@pytest.mark.parametrize(
+    "control, value, expected",
+    [
+        ("x_from_input", 50.0, {"x_range": (50.0, 100.0)}),
+        ("x_from_input", 110.0, {"x_range": (100.0, 110.0)}),  # a reversed range is sorted
+        ("x_to_input", -30.0, {"x_range": (-30.0, -20.0)}),
+        ("x_to_input", 1e9, {"x_range": (-20.0, 120.0)}),  # the input clamps it
+        ("readout_x_input", -1e9, {"readout_x": -120.0}),
+        ("quantity_choice", "relative_error", {"quantity": "relative_error"}),
+        ("dtype_choice", "float64", {"dtype": "float64", "x_range": (640.0, 720.0)}),
+    ],
+)
+def test_a_control_change_becomes_a_new_state_and_the_controls_follow_it(control, value, expected):
     fresh = Log1pexpExplorer(num_points=40)
-    setattr(getattr(fresh, control), "value", value)
+    getattr(fresh, control).value = value
     for name, number in expected.items():
         assert getattr(fresh.state, name) == number, name
     assert controls_show(fresh, fresh.state)
@@ -276,17 +304,33 @@ def test_set_state_renders_once_and_only_when_something_changed(explorer):
 
 
 def test_keyword_arguments_set_and_clamp_the_opening_state():
-    custom = Log1pexpExplorer(dtype="float64", x_range=(800.0, -800.0), methods=("stable",),
-                              quantity="value", readout_x=1e9)
-    assert custom.state == ExplorerState(dtype="float64", x_range=X_BOUNDS["float64"],
-                                         methods=("stable",), quantity="value",
-                                         readout_x=X_BOUNDS["float64"][1])
+    custom = Log1pexpExplorer(
+        dtype="float64",
+        x_range=(800.0, -800.0),
+        methods=("stable",),
+        quantity="value",
+        readout_x=1e9,
+    )
+    assert custom.state == ExplorerState(
+        dtype="float64",
+        x_range=X_BOUNDS["float64"],
+        methods=("stable",),
+        quantity="value",
+        readout_x=X_BOUNDS["float64"][1],
+    )
     assert controls_show(custom, custom.state)
     assert set(custom.plotted_data()) == {"stable"}
 
 
-@pytest.mark.parametrize("bad", [{"dtype": "int32"}, {"quantity": "third_derivative"},
-                                 {"methods": ("naive", "magic")}, {"x_range": (0, "far")}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"dtype": "int32"},
+        {"quantity": "third_derivative"},
+        {"methods": ("naive", "magic")},
+        {"x_range": (0, "far")},
+    ],
+)
 def test_bad_settings_are_refused_in_plain_words(explorer, bad):
     with pytest.raises(ValueError, match="must be|not one of them"):
         Log1pexpExplorer(**bad)
@@ -298,27 +342,42 @@ def test_bad_settings_are_refused_in_plain_words(explorer, bad):
 
 def every_extreme(dtype):
     low, high = X_BOUNDS[dtype]
-    ranges = [(low, high), (low, low), (high, high), (0.0, 0.0), (low, low + 0.1),
-              (high - 0.1, high), (-1e-3, 1e-3)]
+    ranges = [
+        (low, high),
+        (low, low),
+        (high, high),
+        (0.0, 0.0),
+        (low, low + 0.1),
+        (high - 0.1, high),
+        (-1e-3, 1e-3),
+    ]
     return ranges, [low, high, 0.0]
 
 
 def test_every_control_extreme_renders_without_warnings():
     corner = Log1pexpExplorer()
-    subsets = [subset for size in range(len(METHODS) + 1)
-               for subset in itertools.combinations(METHODS, size)]
+    subsets = [
+        subset
+        for size in range(len(METHODS) + 1)
+        for subset in itertools.combinations(METHODS, size)
+    ]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for dtype in DTYPES:
             ranges, readouts = every_extreme(dtype)
             for quantity, methods in itertools.product(QUANTITIES, subsets):
-                corner.set_state(dtype=dtype, quantity=quantity, methods=methods,
-                                 x_range=ranges[0], readout_x=readouts[0])
+                corner.set_state(
+                    dtype=dtype,
+                    quantity=quantity,
+                    methods=methods,
+                    x_range=ranges[0],
+                    readout_x=readouts[0],
+                )
                 assert set(corner.plotted_data()) == set(methods)
                 assert corner.text_summary() and corner.alt_text()
             for quantity in QUANTITIES:
                 corner.set_state(methods=METHODS, quantity=quantity)
-                for low, high in ranges:                  # ends, zero width
+                for low, high in ranges:  # ends, zero width
                     # typed in the order a learner would: the end that moves out first
                     inputs = [(corner.x_from_input, low), (corner.x_to_input, high)]
                     if low > corner.state.x_range[1]:
@@ -354,7 +413,7 @@ def test_no_method_selected_renders_an_empty_plot_and_says_so(explorer):
 def test_curves_are_cached_per_grid_and_per_point(explorer):
     show(explorer)
     grid, point = data.grid_curves.cache_info(), data.point_curves.cache_info()
-    show(explorer, quantity="value")                 # same grid, same readout point
+    show(explorer, quantity="value")  # same grid, same readout point
     assert data.grid_curves.cache_info().hits > grid.hits
     assert data.point_curves.cache_info().hits > point.hits
     assert not data.grid_curves(*("float32", -20.0, 100.0, 400)).x.flags.writeable
@@ -372,6 +431,7 @@ def test_a_text_placed_nowhere_is_not_drawn():
 
 
 # -- what is shown: text, readout, picture ------------------------------------
+
 
 class DataAttributes(html.parser.HTMLParser):
     def __init__(self):
@@ -416,15 +476,20 @@ def test_readout_html_carries_machine_readable_values(explorer):
     assert int(outer["data-render-count"]) == explorer.render_count
 
 
-@pytest.mark.parametrize("control, value", [
-    ("readout_x_input", -10.0), ("quantity_choice", "value"), ("x_from_input", -30.0),
-    ("x_to_input", 30.0), ("dtype_choice", "float64"),
-])
-def test_every_control_changes_the_summary_the_alt_text_and_the_readout(explorer, control,
-                                                                       value):
+@pytest.mark.parametrize(
+    "control, value",
+    [
+        ("readout_x_input", -10.0),
+        ("quantity_choice", "value"),
+        ("x_from_input", -30.0),
+        ("x_to_input", 30.0),
+        ("dtype_choice", "float64"),
+    ],
+)
+def test_every_control_changes_the_summary_the_alt_text_and_the_readout(explorer, control, value):
     show(explorer)
     before = (explorer.text_summary(), explorer.alt_text(), explorer.readout_html.value)
-    setattr(getattr(explorer, control), "value", value)
+    getattr(explorer, control).value = value
     after = (explorer.text_summary(), explorer.alt_text(), explorer.readout_html.value)
     assert all(a != b for a, b in zip(before, after))
 
@@ -441,12 +506,16 @@ def test_unticking_a_method_changes_the_summary_and_the_alt_text(explorer):
 def test_text_summary_states_the_story(explorer):
     show(explorer)
     text = explorer._repr_mimebundle_()["text/plain"]
-    assert text.startswith("log1pexp explorer (float32): gradient of log(1 + e^x), "
-                           "x from -20.00 to 100.00 (400 points).")
+    assert text.startswith(
+        "log1pexp explorer (float32): gradient of log(1 + e^x), "
+        "x from -20.00 to 100.00 (400 points)."
+    )
     assert "exp(x) overflows for x > 88.72" in text
     assert "below the smallest normal float for x > 87.34" in text
-    assert "naive autodiff: nan from x = 88.87 (38 points); silent 0.0 for x in " \
-           "[87.37, 88.57] (5 points)." in text
+    assert (
+        "naive autodiff: nan from x = 88.87 (38 points); silent 0.0 for x in "
+        "[87.37, 88.57] (5 points)." in text
+    )
     assert "stable rule: no nan, no inf, no silent 0.0." in text
     assert "Readout at x = 88.5: naive autodiff value 88.5, gradient 0.0;" in text
     assert "0x" not in text
@@ -459,8 +528,9 @@ def test_the_plot_says_in_words_what_it_shows(explorer):
     assert (image["width"], image["height"]) == ("640", "420")
     assert image["src"].startswith("data:image/png;base64,")
     alt = explorer.alt_text()
-    assert alt.startswith("Plot of the float32 gradient of log(1 + e^x) for x from -20.00 "
-                          "to 100.00.")
+    assert alt.startswith(
+        "Plot of the float32 gradient of log(1 + e^x) for x from -20.00 to 100.00."
+    )
     assert "naive autodiff: nan from x = 88.87; silent 0.0 for x in [87.37, 88.57]." in alt
     assert "a dashed line at x = 88.72, where exp(x) overflows" in alt
     assert "a shaded band from x = 87.34" in alt
@@ -470,32 +540,36 @@ def test_the_plot_says_in_words_what_it_shows(explorer):
     assert "shaded band" not in explorer.alt_text()
 
 
-def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(explorer):
+def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(explorer, display_bundle):
     show(explorer)
-    bundle = explorer._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/html", WIDGET_VIEW}
-    assert bundle[WIDGET_VIEW] == {"version_major": 2, "version_minor": 0,
-                                   "model_id": explorer.widget.model_id}
+    bundle = display_bundle(explorer)
     still = parse(bundle["text/html"])
     (image,) = still.images
     assert image["alt"] == explorer.alt_text()
-    assert "still picture (dtype float32; plot gradient; methods: naive autodiff, " \
-           "documented rule, stable rule; x from -20.00 to 100.00; readout x = 88.5)" \
-           in bundle["text/html"]
+    assert (
+        "still picture (dtype float32; plot gradient; methods: naive autodiff, "
+        "documented rule, stable rule; x from -20.00 to 100.00; readout x = 88.5)"
+        in bundle["text/html"]
+    )
     assert still.found[0]["data-naive-gradient"] == "0.0"
     # the same view gives the same bytes: nbval compares this output
     assert Log1pexpExplorer()._repr_mimebundle_()["text/html"].replace(
-        "data-render-count='1'", "") == bundle["text/html"].replace(
-        f"data-render-count='{explorer.render_count}'", "")
+        "data-render-count='1'", ""
+    ) == bundle["text/html"].replace(f"data-render-count='{explorer.render_count}'", "")
 
 
 def test_controls_and_outputs_carry_css_classes(explorer):
     elements = {
-        "explorer": explorer.widget, "dtype": explorer.dtype_choice,
-        "quantity": explorer.quantity_choice, "methods": explorer.methods_box,
-        "range": explorer.range_box, "x_from": explorer.x_from_input,
-        "x_to": explorer.x_to_input, "readout_x": explorer.readout_x_input,
-        "plot": explorer.plot, "readout": explorer.readout_html,
+        "explorer": explorer.widget,
+        "dtype": explorer.dtype_choice,
+        "quantity": explorer.quantity_choice,
+        "methods": explorer.methods_box,
+        "range": explorer.range_box,
+        "x_from": explorer.x_from_input,
+        "x_to": explorer.x_to_input,
+        "readout_x": explorer.readout_x_input,
+        "plot": explorer.plot,
+        "readout": explorer.readout_html,
     }
     assert set(elements) == set(CSS_CLASSES)
     for key, element in elements.items():
@@ -505,10 +579,14 @@ def test_controls_and_outputs_carry_css_classes(explorer):
 
 
 def test_every_control_is_labelled(explorer):
-    labels = [explorer.dtype_choice.description, explorer.quantity_choice.description,
-              explorer.x_from_input.description, explorer.x_to_input.description,
-              explorer.readout_x_input.description,
-              *(box.description for box in explorer.method_checkboxes.values())]
+    labels = [
+        explorer.dtype_choice.description,
+        explorer.quantity_choice.description,
+        explorer.x_from_input.description,
+        explorer.x_to_input.description,
+        explorer.readout_x_input.description,
+        *(box.description for box in explorer.method_checkboxes.values()),
+    ]
     assert all(labels) and len(set(labels)) == len(labels)
 
 
@@ -536,7 +614,7 @@ def test_the_picture_is_a_640_by_420_png():
 
 def test_moving_only_the_readout_repaints_the_same_pixels_as_a_full_render(explorer):
     show(explorer)
-    explorer.readout_x_input.value = 50.0          # fast path: readout marks only
+    explorer.readout_x_input.value = 50.0  # fast path: readout marks only
     assert explorer.png == render_png(explorer.state, ExplorerFigure())
 
 
@@ -547,7 +625,14 @@ def test_the_picture_ignores_the_notebooks_matplotlib_settings():
 
     state = ExplorerState(quantity="relative_error", x_range=(-25.0, 5.0))
     plain = render_png(state)
-    with mpl.rc_context({"font.size": 20, "lines.linewidth": 5, "axes.grid": False,
-                         "text.hinting": "none", "path.simplify": False}):
+    with mpl.rc_context(
+        {
+            "font.size": 20,
+            "lines.linewidth": 5,
+            "axes.grid": False,
+            "text.hinting": "none",
+            "path.simplify": False,
+        }
+    ):
         use_course_style()
         assert render_png(state) == plain

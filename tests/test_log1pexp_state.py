@@ -9,13 +9,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from autodiff_course.widgets.log1pexp import (
-    DEFAULT_READOUT_X, DEFAULT_X_RANGE, METHODS, X_BOUNDS, ExplorerState,
-)
-from autodiff_course.widgets.log1pexp.wording import describe_mask, format_number
+from autodiff_course.widgets.log1pexp import DEFAULT_READOUT_X
+from autodiff_course.widgets.log1pexp import DEFAULT_X_RANGE
+from autodiff_course.widgets.log1pexp import METHODS
+from autodiff_course.widgets.log1pexp import X_BOUNDS
+from autodiff_course.widgets.log1pexp import ExplorerState
+from autodiff_course.widgets.log1pexp.wording import describe_mask
+from autodiff_course.widgets.log1pexp.wording import format_number
 
-OPENING = ExplorerState(dtype="float32", x_range=(-20.0, 100.0), methods=METHODS,
-                        quantity="gradient", readout_x=88.5, num_points=400)
+OPENING = ExplorerState(
+    dtype="float32",
+    x_range=(-20.0, 100.0),
+    methods=METHODS,
+    quantity="gradient",
+    readout_x=88.5,
+    num_points=400,
+)
 
 
 def test_the_default_state_is_the_float32_opening_view():
@@ -24,23 +33,34 @@ def test_the_default_state_is_the_float32_opening_view():
     assert OPENING.bounds == X_BOUNDS["float32"] and OPENING.step == 0.1
 
 
-@pytest.mark.parametrize("given, stored", [
-    ({"dtype": np.float64}, {"dtype": "float64", "x_range": DEFAULT_X_RANGE["float64"],
-                             "readout_x": DEFAULT_READOUT_X["float64"]}),
-    ({"x_range": (100, -20)}, {"x_range": (-20.0, 100.0)}),
-    ({"x_range": (-1e9, np.inf)}, {"x_range": X_BOUNDS["float32"]}),
-    ({"x_range": [5, 5]}, {"x_range": (5.0, 5.0)}),
-    ({"readout_x": 1e9}, {"readout_x": 120.0}),
-    ({"readout_x": -np.inf}, {"readout_x": -120.0}),
-    ({"methods": "stable"}, {"methods": ("stable",)}),
-    ({"methods": ["stable", "naive", "naive"]}, {"methods": ("naive", "stable")}),
-    ({"methods": ()}, {"methods": ()}),
-    ({"num_points": 1}, {"num_points": 2}),
-    ({"num_points": 10**6}, {"num_points": 4000}),
-    ({"num_points": 50.0}, {"num_points": 50}),
-    ({"dtype": "float16", "x_range": (-100, 100), "readout_x": 20},
-     {"dtype": "float16", "x_range": (-16.0, 16.0), "readout_x": 16.0}),
-])
+@pytest.mark.parametrize(
+    "given, stored",
+    [
+        (
+            {"dtype": np.float64},
+            {
+                "dtype": "float64",
+                "x_range": DEFAULT_X_RANGE["float64"],
+                "readout_x": DEFAULT_READOUT_X["float64"],
+            },
+        ),
+        ({"x_range": (100, -20)}, {"x_range": (-20.0, 100.0)}),
+        ({"x_range": (-1e9, np.inf)}, {"x_range": X_BOUNDS["float32"]}),
+        ({"x_range": [5, 5]}, {"x_range": (5.0, 5.0)}),
+        ({"readout_x": 1e9}, {"readout_x": 120.0}),
+        ({"readout_x": -np.inf}, {"readout_x": -120.0}),
+        ({"methods": "stable"}, {"methods": ("stable",)}),
+        ({"methods": ["stable", "naive", "naive"]}, {"methods": ("naive", "stable")}),
+        ({"methods": ()}, {"methods": ()}),
+        ({"num_points": 1}, {"num_points": 2}),
+        ({"num_points": 10**6}, {"num_points": 4000}),
+        ({"num_points": 50.0}, {"num_points": 50}),
+        (
+            {"dtype": "float16", "x_range": (-100, 100), "readout_x": 20},
+            {"dtype": "float16", "x_range": (-16.0, 16.0), "readout_x": 16.0},
+        ),
+    ],
+)
 def test_a_state_is_checked_and_clamped_when_built(given, stored):
     state = ExplorerState(**given)
     for name, value in stored.items():
@@ -48,22 +68,27 @@ def test_a_state_is_checked_and_clamped_when_built(given, stored):
     assert isinstance(state.x_range[0], float) and isinstance(state.readout_x, float)
 
 
-@pytest.mark.parametrize("given, message", [
-    ({"dtype": "int32"}, "dtype must be 'float32', 'float64' or 'float16', not 'int32'."),
-    ({"dtype": "no such type"}, "dtype must be"),
-    ({"quantity": "third_derivative"}, "quantity must be 'value', 'gradient', "
-                                       "'second_derivative' or 'relative_error'"),
-    ({"methods": ("naive", "magic")}, "'magic' is not one of them"),
-    ({"methods": 3}, "methods must be method names, not 3."),
-    ({"x_range": 5}, "x_range must be two numbers (low, high), not 5."),
-    ({"x_range": "ab"}, "x_range must be two numbers"),
-    ({"x_range": (1, 2, 3)}, "x_range must be two numbers"),
-    ({"x_range": (1, "far")}, "each end of x_range must be a number, not 'far'."),
-    ({"x_range": (np.nan, 1)}, "each end of x_range must be a number, not nan."),
-    ({"readout_x": "here"}, "readout_x must be a number, not 'here'."),
-    ({"num_points": 2.5}, "num_points must be a whole number, not 2.5."),
-    ({"num_points": True}, "num_points must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ({"dtype": "int32"}, "dtype must be 'float32', 'float64' or 'float16', not 'int32'."),
+        ({"dtype": "no such type"}, "dtype must be"),
+        (
+            {"quantity": "third_derivative"},
+            "quantity must be 'value', 'gradient', 'second_derivative' or 'relative_error'",
+        ),
+        ({"methods": ("naive", "magic")}, "'magic' is not one of them"),
+        ({"methods": 3}, "methods must be method names, not 3."),
+        ({"x_range": 5}, "x_range must be two numbers (low, high), not 5."),
+        ({"x_range": "ab"}, "x_range must be two numbers"),
+        ({"x_range": (1, 2, 3)}, "x_range must be two numbers"),
+        ({"x_range": (1, "far")}, "each end of x_range must be a number, not 'far'."),
+        ({"x_range": (np.nan, 1)}, "each end of x_range must be a number, not nan."),
+        ({"readout_x": "here"}, "readout_x must be a number, not 'here'."),
+        ({"num_points": 2.5}, "num_points must be a whole number, not 2.5."),
+        ({"num_points": True}, "num_points must be a whole number"),
+    ],
+)
 def test_a_bad_state_says_what_was_expected(given, message):
     with pytest.raises(ValueError) as error:
         ExplorerState(**given)
@@ -75,21 +100,26 @@ def test_an_unknown_setting_is_named():
         OPENING.changed(colour="red")
 
 
-@pytest.mark.parametrize("start, changes, expected", [
-    # a range and readout still at the opening view follow the dtype
-    ({}, {"dtype": "float64"}, {"x_range": (640.0, 720.0), "readout_x": 709.7}),
-    ({}, {"dtype": "float16"}, {"x_range": (-12.0, 14.0), "readout_x": 10.5}),
-    # a learner's own range is kept, clamped to the new bounds
-    ({"x_range": (-3.0, 5.0)}, {"dtype": "float16"}, {"x_range": (-3.0, 5.0)}),
-    ({"x_range": (-100.0, 110.0)}, {"dtype": "float16"}, {"x_range": (-16.0, 16.0)}),
-    ({"readout_x": 1.0}, {"dtype": "float64"}, {"readout_x": 1.0,
-                                                "x_range": (640.0, 720.0)}),
-    # a range given with the dtype wins
-    ({}, {"dtype": "float64", "x_range": (0, 1)}, {"x_range": (0.0, 1.0)}),
-    # None leaves a setting as it is; the same dtype changes nothing
-    ({"quantity": "value"}, {"quantity": None, "dtype": "float32"},
-     {"quantity": "value", "x_range": (-20.0, 100.0)}),
-])
+@pytest.mark.parametrize(
+    "start, changes, expected",
+    [
+        # a range and readout still at the opening view follow the dtype
+        ({}, {"dtype": "float64"}, {"x_range": (640.0, 720.0), "readout_x": 709.7}),
+        ({}, {"dtype": "float16"}, {"x_range": (-12.0, 14.0), "readout_x": 10.5}),
+        # a learner's own range is kept, clamped to the new bounds
+        ({"x_range": (-3.0, 5.0)}, {"dtype": "float16"}, {"x_range": (-3.0, 5.0)}),
+        ({"x_range": (-100.0, 110.0)}, {"dtype": "float16"}, {"x_range": (-16.0, 16.0)}),
+        ({"readout_x": 1.0}, {"dtype": "float64"}, {"readout_x": 1.0, "x_range": (640.0, 720.0)}),
+        # a range given with the dtype wins
+        ({}, {"dtype": "float64", "x_range": (0, 1)}, {"x_range": (0.0, 1.0)}),
+        # None leaves a setting as it is; the same dtype changes nothing
+        (
+            {"quantity": "value"},
+            {"quantity": None, "dtype": "float32"},
+            {"quantity": "value", "x_range": (-20.0, 100.0)},
+        ),
+    ],
+)
 def test_changed_applies_a_new_dtype_to_the_opening_view_only(start, changes, expected):
     state = OPENING.changed(**start).changed(**changes)
     for name, value in expected.items():
@@ -109,27 +139,30 @@ def test_states_are_values():
         OPENING.dtype = "float64"
 
 
-@pytest.mark.parametrize("value, style, kwargs, text", [
-    (88.5, "short", {}, "88.5"),
-    (1.0, "short", {}, "1.0"),
-    (100, "short", {}, "100.0"),
-    (2.0611536e-9, "short", {}, "2.06115e-09"),
-    (-0.25, "short", {}, "-0.25"),
-    (np.nan, "short", {}, "nan"),
-    (np.inf, "short", {}, "inf"),
-    (-np.inf, "fixed", {}, "-inf"),
-    (88.72283, "fixed", {}, "88.72"),
-    (-16.635532, "fixed", {"typographic": True}, "−16.64"),
-    (0.0, "tick", {}, "0"),
-    (-20.0, "tick", {"typographic": True}, "−20"),
-    (0.25, "tick", {}, "0.25"),
-    (0.0, "decade", {}, "0"),
-    (1.0, "decade", {}, "1"),
-    (1e-3, "decade", {"typographic": True}, "1e−3"),
-    (88.5, "exact", {"dtype": "float32"}, "88.5"),
-    (0.1, "exact", {"dtype": "float32"}, "0.1"),
-    (np.nan, "exact", {"dtype": "float32"}, "nan"),
-])
+@pytest.mark.parametrize(
+    "value, style, kwargs, text",
+    [
+        (88.5, "short", {}, "88.5"),
+        (1.0, "short", {}, "1.0"),
+        (100, "short", {}, "100.0"),
+        (2.0611536e-9, "short", {}, "2.06115e-09"),
+        (-0.25, "short", {}, "-0.25"),
+        (np.nan, "short", {}, "nan"),
+        (np.inf, "short", {}, "inf"),
+        (-np.inf, "fixed", {}, "-inf"),
+        (88.72283, "fixed", {}, "88.72"),
+        (-16.635532, "fixed", {"typographic": True}, "−16.64"),
+        (0.0, "tick", {}, "0"),
+        (-20.0, "tick", {"typographic": True}, "−20"),
+        (0.25, "tick", {}, "0.25"),
+        (0.0, "decade", {}, "0"),
+        (1.0, "decade", {}, "1"),
+        (1e-3, "decade", {"typographic": True}, "1e−3"),
+        (88.5, "exact", {"dtype": "float32"}, "88.5"),
+        (0.1, "exact", {"dtype": "float32"}, "0.1"),
+        (np.nan, "exact", {"dtype": "float32"}, "nan"),
+    ],
+)
 def test_one_formatter_writes_every_number(value, style, kwargs, text):
     assert format_number(value, style, **kwargs) == text
 
@@ -142,15 +175,18 @@ def test_an_unknown_number_style_is_refused():
 X = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
 
 
-@pytest.mark.parametrize("mask, counted, text", [
-    ([0, 0, 0, 0, 0], True, ""),
-    ([1, 1, 1, 1, 1], True, "nan everywhere"),
-    ([0, 0, 1, 0, 0], True, "nan at x = 2.00"),
-    ([0, 0, 0, 1, 1], True, "nan from x = 3.00 (2 points)"),
-    ([1, 1, 0, 0, 0], True, "nan up to x = 1.00 (2 points)"),
-    ([0, 1, 1, 1, 0], True, "nan for x in [1.00, 3.00] (3 points)"),
-    ([0, 1, 1, 1, 0], False, "nan for x in [1.00, 3.00]"),
-    ([1, 0, 1, 0, 1], True, "nan at 3 points in [0.00, 4.00]"),
-])
+@pytest.mark.parametrize(
+    "mask, counted, text",
+    [
+        ([0, 0, 0, 0, 0], True, ""),
+        ([1, 1, 1, 1, 1], True, "nan everywhere"),
+        ([0, 0, 1, 0, 0], True, "nan at x = 2.00"),
+        ([0, 0, 0, 1, 1], True, "nan from x = 3.00 (2 points)"),
+        ([1, 1, 0, 0, 0], True, "nan up to x = 1.00 (2 points)"),
+        ([0, 1, 1, 1, 0], True, "nan for x in [1.00, 3.00] (3 points)"),
+        ([0, 1, 1, 1, 0], False, "nan for x in [1.00, 3.00]"),
+        ([1, 0, 1, 0, 1], True, "nan at 3 points in [0.00, 4.00]"),
+    ],
+)
 def test_describe_mask_says_where(mask, counted, text):
     assert describe_mask(np.array(mask, dtype=bool), X, "nan", counted=counted) == text

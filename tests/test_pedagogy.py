@@ -28,30 +28,35 @@ from __future__ import annotations
 import re
 
 import pytest
+from notebooks import LESSONS
+from notebooks import load
 
-from notebooks import LESSONS, load
+from course_tools.notebook_format import BEGIN_SOLUTION as BEGIN
+from course_tools.notebook_format import END_SOLUTION as END
+from course_tools.notebook_format import EXERCISE_HEADING
 
 PROSE_WORDS_PER_MINUTE = 120
 SECONDS_PER_CODE_CELL = 30
 SECONDS_PER_CODE_LINE = 5
 ALLOWED_TIME_DIFFERENCE = 0.25
 
-EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+(\d+\.\d+)\b.*?(\d+)\s*min", re.MULTILINE)
 HEADING = re.compile(r"^\s*#{1,3}\s")
 SPOILER_TAG = "spoilers-below"
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
-BOILERPLATE = [re.compile(pattern) for pattern in (
-    r"^with tf\.(autodiff\.)?GradientTape\(.*\) as \w+:$",
-    r"^with tf\.autodiff\.ForwardAccumulator\(.*\) as \w+:$",
-    r"^\w+\.watch\(\w+\)$",
-    r"^def \w+\([\w, =*]*\):$",
-    r"^@tf\.custom_gradient$",
-    r"^return( \w+(, \w+)*)?$",
-    r"^(else|try|finally|pass|break|continue):?$",
-    r"^del \w+$",
-    r"^[\w\[\]]+ = \[\]$",
-)]
+BOILERPLATE = [
+    re.compile(pattern)
+    for pattern in (
+        r"^with tf\.(autodiff\.)?GradientTape\(.*\) as \w+:$",
+        r"^with tf\.autodiff\.ForwardAccumulator\(.*\) as \w+:$",
+        r"^\w+\.watch\(\w+\)$",
+        r"^def \w+\([\w, =*]*\):$",
+        r"^@tf\.custom_gradient$",
+        r"^return( \w+(, \w+)*)?$",
+        r"^(else|try|finally|pass|break|continue):?$",
+        r"^del \w+$",
+        r"^[\w\[\]]+ = \[\]$",
+    )
+]
 MIN_SUBSTANTIVE_LENGTH = 12
 
 
@@ -61,8 +66,9 @@ def normalise(line: str) -> str:
 
 
 def substantive(line: str) -> bool:
-    return (len(line) >= MIN_SUBSTANTIVE_LENGTH
-            and not any(pattern.match(line) for pattern in BOILERPLATE))
+    return len(line) >= MIN_SUBSTANTIVE_LENGTH and not any(
+        pattern.match(line) for pattern in BOILERPLATE
+    )
 
 
 def solution_regions(solution_nb):
@@ -72,7 +78,7 @@ def solution_regions(solution_nb):
         if cell.cell_type == "markdown":
             found = EXERCISE_HEADING.search(cell.source)
             if found:
-                exercise = found.group(1)
+                exercise = found["number"]
         lines = []
         for raw in cell.source.split("\n"):
             stripped = raw.strip()
@@ -81,8 +87,9 @@ def solution_regions(solution_nb):
                 continue
             if stripped.startswith(END):
                 inside = False
-                regions.append((exercise, [line for line in map(normalise, lines)
-                                           if substantive(line)]))
+                regions.append(
+                    (exercise, [line for line in map(normalise, lines) if substantive(line)])
+                )
                 continue
             if inside:
                 lines.append(raw)
@@ -98,7 +105,7 @@ def exercise_positions(learner_nb) -> dict[str, int]:
     for index, cell in enumerate(learner_nb.cells):
         if cell.cell_type == "markdown":
             for found in EXERCISE_HEADING.finditer(cell.source):
-                positions[found.group(1)] = index
+                positions[found["number"]] = index
     return positions
 
 
@@ -125,8 +132,10 @@ def test_no_answer_is_readable_before_its_spoiler_point(lesson):
         readable = readable_before_spoilers(learner, start)
         seen = [line for line in lines if line in readable]
         if len(seen) * 2 >= len(lines):
-            given_away.append(f"exercise {exercise}: {len(seen)} of {len(lines)} "
-                              f"answer lines readable, e.g. {seen[0]!r}")
+            given_away.append(
+                f"exercise {exercise}: {len(seen)} of {len(lines)} "
+                f"answer lines readable, e.g. {seen[0]!r}"
+            )
     assert not given_away, "\n".join(given_away)
 
 
@@ -139,6 +148,7 @@ def test_spoiler_points_say_so(lesson):
 
 # -- pace ------------------------------------------------------------------------
 
+
 def teaching_estimate(learner_nb) -> tuple[float, int]:
     """(estimated teaching minutes, exercise minutes from the headings)."""
     seconds, exercise_minutes, in_exercise = 0.0, 0, False
@@ -150,7 +160,7 @@ def teaching_estimate(learner_nb) -> tuple[float, int]:
             found = EXERCISE_HEADING.search(cell.source)
             if found:
                 in_exercise = True
-                exercise_minutes += int(found.group(2))
+                exercise_minutes += int(found["minutes"])
                 continue
             if HEADING.match(cell.source) or SPOILER_TAG in tags:
                 in_exercise = False
@@ -172,7 +182,8 @@ def test_declared_teaching_time_matches_the_content(lesson):
     assert abs(declared - estimate) <= ALLOWED_TIME_DIFFERENCE * estimate, (
         f"{lesson.slug}: declared {declared} min of teaching, the content suggests "
         f"{estimate:.0f} min (prose at {PROSE_WORDS_PER_MINUTE} words/min, "
-        f"{SECONDS_PER_CODE_CELL} s per code cell plus {SECONDS_PER_CODE_LINE} s per line)")
+        f"{SECONDS_PER_CODE_CELL} s per code cell plus {SECONDS_PER_CODE_LINE} s per line)"
+    )
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])

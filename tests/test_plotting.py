@@ -8,15 +8,21 @@ import zlib
 import numpy as np
 import pytest
 
-from autodiff_course.plotting import (
-    MUTED_TEXT, SERIES_STYLES, TEXT_BACKGROUNDS, TEXT_COLOURS, WARNING_TEXT, contrast_ratio,
-    encode_png,
-    figure_png, series_style, text_colour,
+from autodiff_course.plotting import MUTED_TEXT
+from autodiff_course.plotting import SERIES_STYLES
+from autodiff_course.plotting import TEXT_BACKGROUNDS
+from autodiff_course.plotting import TEXT_COLOURS
+from autodiff_course.plotting import WARNING_TEXT
+from autodiff_course.plotting import contrast_ratio
+from autodiff_course.plotting import encode_png
+from autodiff_course.plotting import figure_png
+from autodiff_course.plotting import series_style
+from autodiff_course.plotting import text_colour
+
+
+@pytest.mark.parametrize(
+    "colour, ratio", [("#000000", 21.0), ("#FFFFFF", 1.0), ("#767676", 4.54), ("#D55E00", 3.87)]
 )
-
-
-@pytest.mark.parametrize("colour, ratio", [("#000000", 21.0), ("#FFFFFF", 1.0),
-                                           ("#767676", 4.54), ("#D55E00", 3.87)])
 def test_contrast_ratio_follows_wcag(colour, ratio):
     assert contrast_ratio(colour) == pytest.approx(ratio, abs=0.01)
 
@@ -30,8 +36,8 @@ def test_text_colours_reach_4_5_to_1(colour, background):
 def test_each_series_has_a_text_colour_of_its_own_hue():
     assert len(TEXT_COLOURS) == len(SERIES_STYLES)
     for index, (colour, _, _) in enumerate(SERIES_STYLES):
-        line = np.array([int(colour[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
-        text = np.array([int(text_colour(index)[i:i + 2], 16) for i in (1, 3, 5)], dtype=float)
+        line = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)], dtype=float)
+        text = np.array([int(text_colour(index)[i : i + 2], 16) for i in (1, 3, 5)], dtype=float)
         assert np.allclose(text / max(text.max(), 1), line / max(line.max(), 1), atol=0.02)
         assert series_style(index)["color"] == colour
 
@@ -41,15 +47,15 @@ def decode_png(data: bytes) -> np.ndarray:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     chunks, position = {}, 8
     while position < len(data):
-        length = int.from_bytes(data[position:position + 4], "big")
-        tag = data[position + 4:position + 8]
-        body = data[position + 8:position + 8 + length]
-        crc = int.from_bytes(data[position + 8 + length:position + 12 + length], "big")
+        length = int.from_bytes(data[position : position + 4], "big")
+        tag = data[position + 4 : position + 8]
+        body = data[position + 8 : position + 8 + length]
+        crc = int.from_bytes(data[position + 8 + length : position + 12 + length], "big")
         assert zlib.crc32(tag + body) & 0xFFFFFFFF == crc
         chunks[tag] = body
         position += 12 + length
-    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"]       # no text, no timestamp
-    width, height = (int.from_bytes(chunks[b"IHDR"][i:i + 4], "big") for i in (0, 4))
+    assert list(chunks) == [b"IHDR", b"IDAT", b"IEND"]  # no text, no timestamp
+    width, height = (int.from_bytes(chunks[b"IHDR"][i : i + 4], "big") for i in (0, 4))
     rows = np.frombuffer(zlib.decompress(chunks[b"IDAT"]), dtype=np.uint8)
     rows = rows.reshape(height, 1 + 3 * width)
     assert (rows[:, 0] == 0).all()
@@ -63,8 +69,9 @@ def test_encode_png_keeps_every_pixel_and_gives_the_same_bytes_for_the_same_pixe
     rgba = rng.integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
     data = encode_png(rgba)
     np.testing.assert_array_equal(decode_png(data), rgba[..., :3])
-    np.testing.assert_array_equal(np.asarray(Image.open(io.BytesIO(data)).convert("RGB")),
-                                  rgba[..., :3])
+    np.testing.assert_array_equal(
+        np.asarray(Image.open(io.BytesIO(data)).convert("RGB")), rgba[..., :3]
+    )
     assert encode_png(rgba.copy()) == data
 
 

@@ -9,15 +9,24 @@ from __future__ import annotations
 import re
 
 import pytest
+from notebooks import COURSE
+from notebooks import FOLDERS
+from notebooks import LESSONS
+from notebooks import ROOT
+from notebooks import every_notebook
+from notebooks import load
 
-from notebooks import COURSE, FOLDERS, LESSONS, ROOT, every_notebook, load, notebook_format
+from course_tools import notebook_format
+from course_tools.notebook_format import EXERCISE_HEADING
 
 SLUG = re.compile(r"^\d\d-[a-z0-9]+(-[a-z0-9]+)*$")
-EXERCISE_HEADING = re.compile(
-    r"^### Exercise (\d+)\.(\d+): .+ \((★☆☆ easy|★★☆ medium|★★★ hard), (\d+) min\)$",
-    re.MULTILINE)
-REQUIRED_SECTIONS = ["## Overview", "## Setup", "## Key points",
-                     "## Check your understanding", "## Going further"]
+REQUIRED_SECTIONS = [
+    "## Overview",
+    "## Setup",
+    "## Key points",
+    "## Check your understanding",
+    "## Going further",
+]
 
 
 def markdown(nb) -> list[str]:
@@ -44,8 +53,9 @@ def test_folder_holds_exactly_the_configured_lessons(folder):
 @pytest.mark.parametrize("folder, lesson", every_notebook())
 def test_one_h1_title_first(folder, lesson):
     nb = load(folder, lesson)
-    titles = [line for source in markdown(nb) for line in source.split("\n")
-              if line.startswith("# ")]
+    titles = [
+        line for source in markdown(nb) for line in source.split("\n") if line.startswith("# ")
+    ]
     assert len(titles) == 1, titles
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
@@ -59,7 +69,7 @@ def test_required_sections_in_order(folder, lesson):
         assert match, f"missing section {heading!r}"
         positions.append(match.start())
     assert positions == sorted(positions), "sections out of order"
-    overview = text[positions[0]:positions[1]]
+    overview = text[positions[0] : positions[1]]
     for part in ("**Questions**", "**Objectives**", "**Time:**"):
         assert part in overview, f"overview lacks {part}"
     assert notebook_format.time_line(lesson) in overview
@@ -94,8 +104,10 @@ def test_single_setup_cell_is_the_first_code_cell(folder, lesson):
     calls = [i for i, cell in enumerate(cells) if "setup_notebook()" in cell.source]
     assert calls == [0], "setup_notebook() must be called once, in the first code cell"
     first = cells[0].source
-    assert first.index("setup_notebook()") < first.find("import tensorflow") or \
-        "import tensorflow" not in first.split("setup_notebook()")[0]
+    assert (
+        first.index("setup_notebook()") < first.find("import tensorflow")
+        or "import tensorflow" not in first.split("setup_notebook()")[0]
+    )
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())
@@ -106,7 +118,8 @@ def test_every_code_cell_was_run_and_saved_without_errors(folder, lesson):
             assert output.output_type != "error", f"code cell {index} saved an error"
             if output.output_type == "stream":
                 assert output.name == "stdout", (
-                    f"code cell {index} saved stderr: {output.text[:200]!r}")
+                    f"code cell {index} saved stderr: {output.text[:200]!r}"
+                )
     counts = [cell.execution_count for cell in code_cells(load(folder, lesson))]
     assert counts == list(range(1, len(counts) + 1)), "cells not run top to bottom"
 
@@ -116,31 +129,40 @@ def test_ignore_output_tag_only_on_timing_cells(folder, lesson):
     for cell in load(folder, lesson).cells:
         if notebook_format.IGNORE_OUTPUT_TAG in notebook_format.tags(cell):
             assert re.search(r"time|timeit|perf_counter", cell.source), (
-                "nbval-ignore-output is only for cells that print wall-clock timings")
+                "nbval-ignore-output is only for cells that print wall-clock timings"
+            )
 
 
-@pytest.mark.parametrize("lesson", [l for l in LESSONS if l.number > 0],
-                         ids=lambda lesson: lesson.slug)
+@pytest.mark.parametrize(
+    "lesson", [lesson for lesson in LESSONS if lesson.number > 0], ids=lambda lesson: lesson.slug
+)
 def test_exercises_have_difficulty_minutes_and_checks(lesson):
     nb = load("solutions", lesson)
-    headings = EXERCISE_HEADING.findall("\n".join(markdown(nb)))
+    headings = list(EXERCISE_HEADING.finditer("\n".join(markdown(nb))))
     assert len(headings) >= 3, "at least three exercises per lesson"
-    assert all(int(number) == lesson.number for number, *_ in headings)
-    assert [int(sub) for _, sub, *_ in headings] == list(range(1, len(headings) + 1))
-    assert sum(int(minutes) for *_, minutes in headings) == lesson.exercise_minutes, (
-        "the exercises' minutes must add up to exercise_minutes in course.toml")
-    check_calls = [cell for cell in code_cells(nb) if re.search(r"^check\.\w+\(", cell.source, re.M)]
+    assert all(int(heading["lesson"]) == lesson.number for heading in headings)
+    assert [int(heading["part"]) for heading in headings] == list(range(1, len(headings) + 1))
+    assert sum(int(heading["minutes"]) for heading in headings) == lesson.exercise_minutes, (
+        "the exercises' minutes must add up to exercise_minutes in course.toml"
+    )
+    check_calls = [
+        cell for cell in code_cells(nb) if re.search(r"^check\.\w+\(", cell.source, re.M)
+    ]
     assert len(check_calls) >= len(headings), "every exercise is followed by a check"
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda lesson: lesson.slug)
 def test_solutions_pass_every_check_and_lessons_start_unattempted(lesson):
     solution_text = "".join(
-        output.get("text", "") for cell in code_cells(load("solutions", lesson))
-        for output in cell.outputs)
+        output.get("text", "")
+        for cell in code_cells(load("solutions", lesson))
+        for output in cell.outputs
+    )
     lesson_text = "".join(
-        output.get("text", "") for cell in code_cells(load("lessons", lesson))
-        for output in cell.outputs)
+        output.get("text", "")
+        for cell in code_cells(load("lessons", lesson))
+        for output in cell.outputs
+    )
     if lesson.number > 0:  # lesson 00 demonstrates all three verdicts on purpose
         assert "⏳ Exercise" not in solution_text and "❌ Exercise" not in solution_text
         assert "✅ Exercise" in solution_text
@@ -156,7 +178,8 @@ def test_lessons_hide_solutions_and_answers(lesson):
         assert not notebook_format.tags(cell) & notebook_format.SOLUTION_ONLY_TAGS
     solution = load("solutions", lesson)
     assert any("answers" in notebook_format.tags(cell) for cell in solution.cells), (
-        "the solutions copy answers 'Check your understanding'")
+        "the solutions copy answers 'Check your understanding'"
+    )
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())

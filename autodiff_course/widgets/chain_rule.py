@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .display import WidgetDisplay, still_html
+from .display import WidgetDisplay
+from .display import still_html
 
 X_MIN, X_MAX, X_STEP = -6.0, 6.0, 0.25
 
@@ -33,8 +34,10 @@ class ChainRuleValues:
     @property
     def agree(self) -> bool:
         scale = max(1.0, abs(self.chain_rule))
-        return (abs(self.chain_rule - self.tape_loss_gradient) <= 1e-5 * scale
-                and abs(self.chain_rule - self.tape_output_gradients) <= 1e-5 * scale)
+        return (
+            abs(self.chain_rule - self.tape_loss_gradient) <= 1e-5 * scale
+            and abs(self.chain_rule - self.tape_output_gradients) <= 1e-5 * scale
+        )
 
 
 def clamp_x(x) -> float:
@@ -57,14 +60,18 @@ def chain_rule_values(x: float) -> ChainRuleValues:
         tape.watch(x)
         output = tf.math.log(1.0 + tf.exp(x))
         loss = output**2
-    local = tape.gradient(output, x)            # dy = 1: d(output)/dx
-    dy = 2.0 * output                           # d(loss)/d(output)
-    through_loss = tape.gradient(loss, x)       # the tape runs the whole chain
+    local = tape.gradient(output, x)  # dy = 1: d(output)/dx
+    dy = 2.0 * output  # d(loss)/d(output)
+    through_loss = tape.gradient(loss, x)  # the tape runs the whole chain
     through_dy = tape.gradient(output, x, output_gradients=dy)
     del tape
     return ChainRuleValues(
-        x=float(x), output=float(output), local_derivative=float(local), dy=float(dy),
-        chain_rule=float(dy * local), tape_loss_gradient=float(through_loss),
+        x=float(x),
+        output=float(output),
+        local_derivative=float(local),
+        dy=float(dy),
+        chain_rule=float(dy * local),
+        tape_loss_gradient=float(through_loss),
         tape_output_gradients=float(through_dy),
     )
 
@@ -75,8 +82,11 @@ _ROWS = [
     ("upstream dy = d(loss)/d(output)", "dy", "2 · output"),
     ("chain rule: dy × local derivative", "chain_rule", ""),
     ("tape: d(loss)/dx", "tape_loss_gradient", "tape.gradient(loss, x)"),
-    ("tape: output_gradients=dy", "tape_output_gradients",
-     "tape.gradient(output, x, output_gradients=dy)"),
+    (
+        "tape: output_gradients=dy",
+        "tape_output_gradients",
+        "tape.gradient(output, x, output_gradients=dy)",
+    ),
 ]
 
 
@@ -96,20 +106,27 @@ def render_html(values: ChainRuleValues) -> str:
             f"width:{width}px'></div></td>"
             f"<td style='padding:2px 8px;font-family:monospace;color:#555'>{code}</td></tr>"
         )
-    verdict = ("the chain rule and both tape results agree" if values.agree
-               else "the chain rule and the tape DISAGREE")
-    return (f"<div class='chain-rule-readout' data-x='{values.x:.2f}'>"
-            f"<b>At x = {values.x:.2f}</b> (float32), {verdict}."
-            f"<table style='border-collapse:collapse'>{''.join(rows)}</table></div>")
+    verdict = (
+        "the chain rule and both tape results agree"
+        if values.agree
+        else "the chain rule and the tape DISAGREE"
+    )
+    return (
+        f"<div class='chain-rule-readout' data-x='{values.x:.2f}'>"
+        f"<b>At x = {values.x:.2f}</b> (float32), {verdict}."
+        f"<table style='border-collapse:collapse'>{''.join(rows)}</table></div>"
+    )
 
 
 def render_text(values: ChainRuleValues) -> str:
     verdict = "agree" if values.agree else "DISAGREE"
-    return (f"Chain-rule explorer at x = {values.x:.2f}: output = {values.output:.6f}, "
-            f"local derivative = {values.local_derivative:.6f}, dy = {values.dy:.6f}, "
-            f"dy * local = {values.chain_rule:.6f}, tape d(loss)/dx = "
-            f"{values.tape_loss_gradient:.6f}, tape with output_gradients = "
-            f"{values.tape_output_gradients:.6f} ({verdict}).")
+    return (
+        f"Chain-rule explorer at x = {values.x:.2f}: output = {values.output:.6f}, "
+        f"local derivative = {values.local_derivative:.6f}, dy = {values.dy:.6f}, "
+        f"dy * local = {values.chain_rule:.6f}, tape d(loss)/dx = "
+        f"{values.tape_loss_gradient:.6f}, tape with output_gradients = "
+        f"{values.tape_output_gradients:.6f} ({verdict})."
+    )
 
 
 class ChainRuleExplorer(WidgetDisplay):
@@ -121,8 +138,14 @@ class ChainRuleExplorer(WidgetDisplay):
 
         self.values = chain_rule_values(clamp_x(x))
         self.x_input = widgets.BoundedFloatText(
-            value=self.values.x, min=X_MIN, max=X_MAX, step=X_STEP, description="x",
-            continuous_update=False, layout=widgets.Layout(width="220px"))
+            value=self.values.x,
+            min=X_MIN,
+            max=X_MAX,
+            step=X_STEP,
+            description="x",
+            continuous_update=False,
+            layout=widgets.Layout(width="220px"),
+        )
         self.readout = widgets.HTML(render_html(self.values))
         self.widget = widgets.VBox([self.x_input, self.readout])
         self.widget.add_class("chain-rule-explorer")
@@ -137,5 +160,9 @@ class ChainRuleExplorer(WidgetDisplay):
         return render_text(self.values)
 
     def static_html(self) -> str:
-        return still_html("chain-rule-explorer", "Chain-rule explorer",
-                          f"x = {self.values.x:.2f}", render_html(self.values))
+        return still_html(
+            "chain-rule-explorer",
+            "Chain-rule explorer",
+            f"x = {self.values.x:.2f}",
+            render_html(self.values),
+        )

@@ -29,8 +29,7 @@ class WidgetDisplay:
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         return {
-            WIDGET_VIEW: {"version_major": 2, "version_minor": 0,
-                          "model_id": self.widget.model_id},
+            WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id},
             "text/html": self.static_html(),
             "text/plain": self.text_summary(),
         }
@@ -38,10 +37,12 @@ class WidgetDisplay:
 
 def still_html(css_class: str, name: str, settings: str, body: str) -> str:
     """A still picture of widget ``name``: a line saying so and how it was set, then ``body``."""
-    return (f"<div class='{css_class}-still widget-still'>"
-            f"<p style='margin:0 0 4px 0'><i>{html.escape(name)}, still picture "
-            f"({html.escape(settings)}). Run the notebook in JupyterLab to use its "
-            f"controls.</i></p>{body}</div>")
+    return (
+        f"<div class='{css_class}-still widget-still'>"
+        f"<p style='margin:0 0 4px 0'><i>{html.escape(name)}, still picture "
+        f"({html.escape(settings)}). Run the notebook in JupyterLab to use its "
+        f"controls.</i></p>{body}</div>"
+    )
 
 
 def image_html(png: bytes, alt: str, size: tuple[int, int] | None = None) -> str:
@@ -51,5 +52,7 @@ def image_html(png: bytes, alt: str, size: tuple[int, int] | None = None) -> str
 
     source = base64.b64encode(png).decode("ascii")
     extent = f" width='{size[0]}' height='{size[1]}'" if size else ""
-    return (f"<img src='data:image/png;base64,{source}' alt='{html.escape(alt, quote=True)}'"
-            f"{extent} style='display:block'>")
+    return (
+        f"<img src='data:image/png;base64,{source}' alt='{html.escape(alt, quote=True)}'"
+        f"{extent} style='display:block'>"
+    )

@@ -31,7 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .display import WidgetDisplay, image_html, still_html
+from .display import WidgetDisplay
+from .display import image_html
+from .display import still_html
 
 INS, OUTS = 3, 2
 BATCH_MIN, BATCH_MAX = 2, 6
@@ -44,15 +46,17 @@ LAYERS = {
     "batch norm": "(h - batch mean) / batch std, h = x W: mixes examples",
 }
 
-WEIGHTS = np.array([[0.9, -0.5],
-                    [0.4, 1.2],
-                    [-0.7, 0.3]])          # (ins, outs)
-INPUTS = np.array([[0.5, -1.0, 0.3],
-                   [1.2, 0.4, -0.6],
-                   [-0.8, 0.9, 0.1],
-                   [0.2, -0.3, 1.1],
-                   [-1.1, -0.2, -0.4],
-                   [0.7, 1.0, 0.6]])       # (BATCH_MAX, ins)
+WEIGHTS = np.array([[0.9, -0.5], [0.4, 1.2], [-0.7, 0.3]])  # (ins, outs)
+INPUTS = np.array(
+    [
+        [0.5, -1.0, 0.3],
+        [1.2, 0.4, -0.6],
+        [-0.8, 0.9, 0.1],
+        [0.2, -0.3, 1.1],
+        [-1.1, -0.2, -0.4],
+        [0.7, 1.0, 0.6],
+    ]
+)  # (BATCH_MAX, ins)
 
 
 def check_layer(layer: str) -> str:
@@ -83,7 +87,7 @@ def layer_output(layer: str, x):
         return tf.tanh(x @ w)
     if layer == "centred":
         return tf.tanh((x - tf.reduce_mean(x, axis=0, keepdims=True)) @ w)
-    h = x @ w                                          # batch norm
+    h = x @ w  # batch norm
     mean = tf.reduce_mean(h, axis=0, keepdims=True)
     variance = tf.reduce_mean((h - mean) ** 2, axis=0, keepdims=True)
     return (h - mean) / tf.sqrt(variance + BATCH_NORM_EPSILON)
@@ -93,7 +97,7 @@ def layer_output(layer: str, x):
 class JacobianStructure:
     layer: str
     batch: int
-    full: np.ndarray            # (batch, outs, batch, ins), from tape.jacobian
+    full: np.ndarray  # (batch, outs, batch, ins), from tape.jacobian
     batch_jacobian: np.ndarray  # (batch, outs, ins), from tape.batch_jacobian
 
     @property
@@ -110,7 +114,7 @@ class JacobianStructure:
     def cross_example_max(self) -> float:
         """The largest |full[b', :, b, :]| over pairs of different examples b' != b."""
         mask = ~np.eye(self.batch, dtype=bool)
-        blocks = np.abs(self.full).max(axis=(1, 3))   # (batch, batch)
+        blocks = np.abs(self.full).max(axis=(1, 3))  # (batch, batch)
         return float(blocks[mask].max()) if mask.any() else 0.0
 
     @property
@@ -124,8 +128,7 @@ class JacobianStructure:
     @property
     def colour_limit(self) -> float:
         """The largest |entry| of either Jacobian: the ends of the colour scale."""
-        return max(float(np.abs(self.full).max()), float(np.abs(self.batch_jacobian).max()),
-                   1e-6)
+        return max(float(np.abs(self.full).max()), float(np.abs(self.batch_jacobian).max()), 1e-6)
 
     def as_matrix(self) -> np.ndarray:
         """The full Jacobian as a (batch·outs) × (batch·ins) matrix."""
@@ -135,7 +138,7 @@ class JacobianStructure:
         """batch_jacobian's blocks on the diagonal, NaN (blank) elsewhere."""
         matrix = np.full((self.batch * OUTS, self.batch * INS), np.nan)
         for b in range(self.batch):
-            matrix[b * OUTS:(b + 1) * OUTS, b * INS:(b + 1) * INS] = self.batch_jacobian[b]
+            matrix[b * OUTS : (b + 1) * OUTS, b * INS : (b + 1) * INS] = self.batch_jacobian[b]
         return matrix
 
 
@@ -151,9 +154,12 @@ def jacobian_structure(layer: str = "independent", batch: int = 3) -> JacobianSt
     full = tape.jacobian(y, x, experimental_use_pfor=False)
     per_example = tape.batch_jacobian(y, x, experimental_use_pfor=False)
     del tape
-    return JacobianStructure(layer=layer, batch=batch,
-                             full=full.numpy().astype(np.float64),
-                             batch_jacobian=per_example.numpy().astype(np.float64))
+    return JacobianStructure(
+        layer=layer,
+        batch=batch,
+        full=full.numpy().astype(np.float64),
+        batch_jacobian=per_example.numpy().astype(np.float64),
+    )
 
 
 def _draw_blocks(ax, batch: int) -> None:
@@ -178,10 +184,16 @@ def render_figure(structure: JacobianStructure):
     axes = figure.subplots(1, 2)
     image = None
     for ax, matrix, title in (
-            (axes[0], full, f"tape.jacobian {structure.full.shape}"),
-            (axes[1], per_example, f"tape.batch_jacobian {structure.batch_jacobian.shape}")):
-        image = ax.imshow(np.ma.masked_invalid(matrix), cmap="RdBu_r", vmin=-limit,
-                          vmax=limit, interpolation="nearest")
+        (axes[0], full, f"tape.jacobian {structure.full.shape}"),
+        (axes[1], per_example, f"tape.batch_jacobian {structure.batch_jacobian.shape}"),
+    ):
+        image = ax.imshow(
+            np.ma.masked_invalid(matrix),
+            cmap="RdBu_r",
+            vmin=-limit,
+            vmax=limit,
+            interpolation="nearest",
+        )
         ax.set_facecolor("#dddddd")
         _draw_blocks(ax, structure.batch)
         ax.set_title(title, fontsize=11)
@@ -207,41 +219,45 @@ def _verdict(structure: JacobianStructure) -> tuple[str, str]:
     if matches_diagonal:
         verdict = "batch_jacobian equals the diagonal blocks"
     else:
-        verdict = ("batch_jacobian does NOT equal the diagonal blocks: it sums each "
-                   "column of blocks")
+        verdict = "batch_jacobian does NOT equal the diagonal blocks: it sums each column of blocks"
     return blocks, verdict
 
 
 def render_text(structure: JacobianStructure) -> str:
     blocks, verdict = _verdict(structure)
-    return (f"Jacobian heatmap: layer = {structure.layer}, batch = {structure.batch}. "
-            f"jacobian shape {structure.full.shape}, batch_jacobian shape "
-            f"{structure.batch_jacobian.shape}. Largest cross-example entry "
-            f"{structure.cross_example_max:.6f} ({blocks}). Largest difference of "
-            f"batch_jacobian from the diagonal blocks {structure.difference_from_diagonal:.6f}, "
-            f"from the column sums of blocks {structure.difference_from_column_sums:.6f} "
-            f"({verdict}).")
+    return (
+        f"Jacobian heatmap: layer = {structure.layer}, batch = {structure.batch}. "
+        f"jacobian shape {structure.full.shape}, batch_jacobian shape "
+        f"{structure.batch_jacobian.shape}. Largest cross-example entry "
+        f"{structure.cross_example_max:.6f} ({blocks}). Largest difference of "
+        f"batch_jacobian from the diagonal blocks {structure.difference_from_diagonal:.6f}, "
+        f"from the column sums of blocks {structure.difference_from_column_sums:.6f} "
+        f"({verdict})."
+    )
 
 
 def render_html(structure: JacobianStructure) -> str:
     blocks, verdict = _verdict(structure)
     rows = [
-        ("largest cross-example entry |J[b', :, b, :]|, b' ≠ b",
-         structure.cross_example_max),
-        ("batch_jacobian − diagonal blocks (largest |difference|)",
-         structure.difference_from_diagonal),
-        ("batch_jacobian − blocks summed down each column",
-         structure.difference_from_column_sums),
+        ("largest cross-example entry |J[b', :, b, :]|, b' ≠ b", structure.cross_example_max),
+        (
+            "batch_jacobian − diagonal blocks (largest |difference|)",
+            structure.difference_from_diagonal,
+        ),
+        ("batch_jacobian − blocks summed down each column", structure.difference_from_column_sums),
     ]
     table = "".join(
         f"<tr><th scope='row' style='padding:2px 8px;text-align:left;font-weight:normal'>"
         f"{label}</th><td style='padding:2px 8px;"
         f"text-align:right;font-family:monospace'>{value:.6f}</td></tr>"
-        for label, value in rows)
-    return (f"<div class='jacobian-heatmap-readout' data-layer='{structure.layer}' "
-            f"data-batch='{structure.batch}'><b>{structure.layer}, batch = "
-            f"{structure.batch}</b>: the full Jacobian is {blocks}; {verdict}."
-            f"<table style='border-collapse:collapse'>{table}</table></div>")
+        for label, value in rows
+    )
+    return (
+        f"<div class='jacobian-heatmap-readout' data-layer='{structure.layer}' "
+        f"data-batch='{structure.batch}'><b>{structure.layer}, batch = "
+        f"{structure.batch}</b>: the full Jacobian is {blocks}; {verdict}."
+        f"<table style='border-collapse:collapse'>{table}</table></div>"
+    )
 
 
 def alt_text(structure: JacobianStructure) -> str:
@@ -249,13 +265,15 @@ def alt_text(structure: JacobianStructure) -> str:
     blocks, verdict = _verdict(structure)
     rows, columns = structure.batch * OUTS, structure.batch * INS
     limit = structure.colour_limit
-    return (f"Two heatmaps of dy/dx for the {structure.layer} layer, batch "
-            f"{structure.batch}, coloured from blue (-{limit:.2f}) through white (0) to red "
-            f"(+{limit:.2f}). Left: tape.jacobian, shape {structure.full.shape}, drawn as a "
-            f"{rows} by {columns} matrix of {structure.batch} by {structure.batch} blocks; "
-            f"it is {blocks} (largest cross-example entry "
-            f"{structure.cross_example_max:.6f}). Right: tape.batch_jacobian, shape "
-            f"{structure.batch_jacobian.shape}, drawn on the diagonal blocks; {verdict}.")
+    return (
+        f"Two heatmaps of dy/dx for the {structure.layer} layer, batch "
+        f"{structure.batch}, coloured from blue (-{limit:.2f}) through white (0) to red "
+        f"(+{limit:.2f}). Left: tape.jacobian, shape {structure.full.shape}, drawn as a "
+        f"{rows} by {columns} matrix of {structure.batch} by {structure.batch} blocks; "
+        f"it is {blocks} (largest cross-example entry "
+        f"{structure.cross_example_max:.6f}). Right: tape.batch_jacobian, shape "
+        f"{structure.batch_jacobian.shape}, drawn on the diagonal blocks; {verdict}."
+    )
 
 
 class JacobianHeatmap(WidgetDisplay):
@@ -271,23 +289,33 @@ class JacobianHeatmap(WidgetDisplay):
         import ipywidgets as widgets
 
         self.structure = jacobian_structure(layer, batch)
-        self.layer = widgets.RadioButtons(options=list(LAYERS), value=self.structure.layer,
-                                          description="layer")
+        self.layer = widgets.RadioButtons(
+            options=list(LAYERS), value=self.structure.layer, description="layer"
+        )
         self.batch = widgets.BoundedIntText(
-            value=self.structure.batch, min=BATCH_MIN, max=BATCH_MAX, step=1,
-            description="batch", continuous_update=False, layout=widgets.Layout(width="180px"))
+            value=self.structure.batch,
+            min=BATCH_MIN,
+            max=BATCH_MAX,
+            step=1,
+            description="batch",
+            continuous_update=False,
+            layout=widgets.Layout(width="180px"),
+        )
         self.image = widgets.HTML()
         self.readout = widgets.HTML()
-        self.widget = widgets.VBox([widgets.HBox([self.layer, self.batch]), self.image,
-                                    self.readout])
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.layer, self.batch]), self.image, self.readout]
+        )
         self.widget.add_class("jacobian-heatmap")
         self.layer.add_class("jacobian-heatmap-layer")
         self.batch.add_class("jacobian-heatmap-batch")
         self.image.add_class("jacobian-heatmap-image")
-        self.layer.observe(lambda change: self._show(change["new"], self.structure.batch),
-                           names="value")
-        self.batch.observe(lambda change: self._show(self.structure.layer, change["new"]),
-                           names="value")
+        self.layer.observe(
+            lambda change: self._show(change["new"], self.structure.batch), names="value"
+        )
+        self.batch.observe(
+            lambda change: self._show(self.structure.layer, change["new"]), names="value"
+        )
         self._show(self.structure.layer, self.structure.batch)
 
     def _show(self, layer: str, batch: int) -> None:
@@ -300,6 +328,9 @@ class JacobianHeatmap(WidgetDisplay):
         return render_text(self.structure)
 
     def static_html(self) -> str:
-        return still_html("jacobian-heatmap", "Jacobian heatmap",
-                          f"layer {self.structure.layer}, batch {self.structure.batch}",
-                          self.image.value + self.readout.value)
+        return still_html(
+            "jacobian-heatmap",
+            "Jacobian heatmap",
+            f"layer {self.structure.layer}, batch {self.structure.batch}",
+            self.image.value + self.readout.value,
+        )

@@ -11,7 +11,7 @@ One module per part: :mod:`.state` (the immutable view), :mod:`.data` (the numbe
 plotted), :mod:`.wording` (summary, alt text, readout table), :mod:`.figure` (the
 picture, with :mod:`.text_stamps`), :mod:`.widget` (controls ↔ state ↔ picture).
 
-Driving it from Python (tests, benchmark, ``tools/make_figures.py``)::
+Driving it from Python (tests, benchmark, ``course_tools.make_figures``)::
 
     explorer = Log1pexpExplorer()                    # float32, x in [-20, 100], gradient
     explorer.set_state(dtype="float64", quantity="value")   # several at once
@@ -21,18 +21,46 @@ Driving it from Python (tests, benchmark, ``tools/make_figures.py``)::
     render_png(ExplorerState(dtype="float64"))       # any view as PNG bytes
 """
 
-from ...log1pexp import DTYPES, METHODS, QUANTITIES
-from .data import PlottedSeries, ReadoutValues, plotted_series, readout_values
-from .figure import FIGURE_SIZE, WIDGET_DPI, ExplorerFigure, render_png
-from .state import (
-    DEFAULT_POINTS, DEFAULT_QUANTITY, DEFAULT_READOUT_X, DEFAULT_X_RANGE, X_BOUNDS, X_STEPS,
-    ExplorerState,
-)
-from .widget import CSS_CLASSES, Log1pexpExplorer
+from ...log1pexp import DTYPES
+from ...log1pexp import METHODS
+from ...log1pexp import QUANTITIES
+from .data import PlottedSeries
+from .data import ReadoutValues
+from .data import plotted_series
+from .data import readout_values
+from .figure import FIGURE_SIZE
+from .figure import WIDGET_DPI
+from .figure import ExplorerFigure
+from .figure import render_png
+from .state import DEFAULT_POINTS
+from .state import DEFAULT_QUANTITY
+from .state import DEFAULT_READOUT_X
+from .state import DEFAULT_X_RANGE
+from .state import X_BOUNDS
+from .state import X_STEPS
+from .state import ExplorerState
+from .widget import CSS_CLASSES
+from .widget import Log1pexpExplorer
 
 __all__ = [
-    "CSS_CLASSES", "DEFAULT_POINTS", "DEFAULT_QUANTITY", "DEFAULT_READOUT_X",
-    "DEFAULT_X_RANGE", "DTYPES", "FIGURE_SIZE", "METHODS", "QUANTITIES", "WIDGET_DPI",
-    "X_BOUNDS", "X_STEPS", "ExplorerFigure", "ExplorerState", "Log1pexpExplorer",
-    "PlottedSeries", "ReadoutValues", "plotted_series", "readout_values", "render_png",
+    "CSS_CLASSES",
+    "DEFAULT_POINTS",
+    "DEFAULT_QUANTITY",
+    "DEFAULT_READOUT_X",
+    "DEFAULT_X_RANGE",
+    "DTYPES",
+    "FIGURE_SIZE",
+    "METHODS",
+    "QUANTITIES",
+    "WIDGET_DPI",
+    "X_BOUNDS",
+    "X_STEPS",
+    "ExplorerFigure",
+    "ExplorerState",
+    "Log1pexpExplorer",
+    "PlottedSeries",
+    "ReadoutValues",
+    "plotted_series",
+    "readout_values",
+    "render_png",
 ]

@@ -11,7 +11,8 @@ float64 references, and are cached per grid and per readout point with
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import numpy as np
 
@@ -49,15 +50,18 @@ def curves_at(x, dtype: str) -> Curves:
     """:class:`Curves` of all three methods at the points ``x`` (cast to ``dtype``)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1).astype(dtype)
     x64 = x.astype(np.float64)
-    reference = {key: _read_only(value)
-                 for key, value in numerics.reference_derivatives(x64).items()}
+    reference = {
+        key: _read_only(value) for key, value in numerics.reference_derivatives(x64).items()
+    }
     methods = {}
     for method, quantities in numerics.tape_derivatives(x, dtype).items():
-        quantities["relative_error"] = numerics.relative_error(quantities["gradient"],
-                                                               reference["gradient"])
+        quantities["relative_error"] = numerics.relative_error(
+            quantities["gradient"], reference["gradient"]
+        )
         methods[method] = {key: _read_only(value) for key, value in quantities.items()}
-    return Curves(dtype=dtype, x=_read_only(x), x64=_read_only(x64), reference=reference,
-                  methods=methods)
+    return Curves(
+        dtype=dtype, x=_read_only(x), x64=_read_only(x64), reference=reference, methods=methods
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -134,10 +138,16 @@ def plotted_series(state: ExplorerState) -> dict[str, PlottedSeries]:
     for method in state.methods:
         own = curves.series(method, base).astype(np.float64)
         series[method] = PlottedSeries(
-            method=method, label=METHOD_LABELS[method], quantity=state.quantity,
-            x=curves.x64, y=curves.series(method, state.quantity).astype(np.float64),
-            nan=np.isnan(own), posinf=np.isposinf(own), neginf=np.isneginf(own),
-            zero=numerics.silent_zeros(own, reference, state.dtype))
+            method=method,
+            label=METHOD_LABELS[method],
+            quantity=state.quantity,
+            x=curves.x64,
+            y=curves.series(method, state.quantity).astype(np.float64),
+            nan=np.isnan(own),
+            posinf=np.isposinf(own),
+            neginf=np.isneginf(own),
+            zero=numerics.silent_zeros(own, reference, state.dtype),
+        )
     return series
 
 
@@ -145,8 +155,15 @@ def readout_values(state: ExplorerState) -> ReadoutValues:
     """The numbers of each shown method, and float64's, at ``state.readout_x``."""
     point = point_curves(state.dtype, state.readout_x)
     keys = ("value", "gradient", "second_derivative", "relative_error")
-    methods = {method: {key: float(point.series(method, key)[0]) for key in keys}
-               for method in state.methods}
+    methods = {
+        method: {key: float(point.series(method, key)[0]) for key in keys}
+        for method in state.methods
+    }
     reference = {key: float(point.reference[key][0]) for key in keys[:3]}
-    return ReadoutValues(x=float(point.x[0]), dtype=state.dtype, quantity=state.quantity,
-                         methods=methods, reference=reference)
+    return ReadoutValues(
+        x=float(point.x[0]),
+        dtype=state.dtype,
+        quantity=state.quantity,
+        methods=methods,
+        reference=reference,
+    )

@@ -2,7 +2,7 @@
 
 :class:`ExplorerFigure` is one matplotlib figure, created once and moved to show
 each view; :func:`render_png` draws any :class:`~.state.ExplorerState` through the
-same code, which is how ``tools/make_figures.py`` writes ``figures/``.
+same code, which is how ``course_tools.make_figures`` writes ``figures/``.
 """
 
 from __future__ import annotations
@@ -10,57 +10,41 @@ from __future__ import annotations
 import numpy as np
 
 from ... import log1pexp as numerics
-from ...log1pexp import METHOD_LABELS, METHODS, QUANTITY_LABELS
-from ...plotting import COURSE_RC, MUTED_TEXT, OKABE_ITO, encode_png, series_style, text_colour
-from .data import PlottedSeries, ReadoutValues, plotted_series, readout_values
+from ...log1pexp import METHOD_LABELS
+from ...log1pexp import METHODS
+from ...log1pexp import QUANTITY_LABELS
+from ...plotting import MUTED_TEXT
+from ...plotting import OKABE_ITO
+from ...plotting import encode_png
+from ...plotting import series_style
+from ...plotting import text_colour
+from .data import PlottedSeries
+from .data import ReadoutValues
+from .data import plotted_series
+from .data import readout_values
+from .layout import FIGURE_SIZE
+from .layout import FLAG_MARKERS
+from .layout import GREY
+from .layout import LABEL_BACKGROUND
+from .layout import LEFT
+from .layout import LEGEND_SLOTS
+from .layout import LIMIT_ROWS
+from .layout import MAIN
+from .layout import RIGHT
+from .layout import STRIP
+from .layout import STRIP_ROWS
+from .layout import WIDGET_DPI
+from .layout import decade_text
+from .layout import figure_style
+from .layout import place
+from .layout import symlog_ticks
+from .layout import tick_text
 from .state import ExplorerState
 from .text_stamps import stamp_text_class
-from .wording import FLAG_KINDS, TITLES, describe_series, format_number
-
-FIGURE_SIZE = (8.0, 5.25)   # inches: 640 x 420 pixels at the widget's 80 dpi
-WIDGET_DPI = 80
-FLAG_MARKERS = {"nan": "x", "posinf": "^", "neginf": "v", "zero": "o"}
-STRIP_ROWS = {"naive": 4.0, "documented": 3.0, "stable": 2.0}
-LIMIT_ROWS = {"cancellation": 1.0, "overflow": 0.0}
-GREY = "#555555"
-_LABEL_BACKGROUND = (255, 255, 255, 220)   # behind labels that may cross marks
-
-# Layout in figure fractions (fixed, so nothing is measured at draw time).
-_LEFT, _RIGHT = 0.155, 0.975
-_MAIN = (_LEFT, 0.20, _RIGHT - _LEFT, 0.465)
-_STRIP = (_LEFT, 0.695, _RIGHT - _LEFT, 0.235)
-_LEGEND_SLOTS = (0.17, 0.44, 0.71)
-
-
-def _figure_style() -> dict:
-    """matplotlib's defaults plus the course's settings: the same look in every process."""
-    import matplotlib as mpl
-
-    style = {key: value for key, value in mpl.rcParamsDefault.items()
-             if key not in ("backend", "backend_fallback", "interactive")}
-    style.update(COURSE_RC)
-    style.update({"axes.unicode_minus": True, "path.simplify": True})
-    return style
-
-
-def _tick_text(value: float, _position=None) -> str:
-    return format_number(value, "tick", typographic=True)
-
-
-def _decade_text(value: float, _position=None) -> str:
-    return format_number(value, "decade", typographic=True)
-
-
-def _symlog_ticks(linthresh: float) -> list[float]:
-    """0, then 1 (a 100 % error) and every few decades down to about ``linthresh``."""
-    lowest = int(np.ceil(np.log10(linthresh)))
-    stride = max(1, int(np.ceil((1 - lowest) / 5)))
-    return [0.0] + sorted(10.0 ** e for e in range(0, lowest - 1, -stride))
-
-
-def _place(text, x: float, align: str) -> None:
-    text.set_x(x)
-    text.set_horizontalalignment(align)
+from .wording import FLAG_KINDS
+from .wording import TITLES
+from .wording import describe_series
+from .wording import format_number
 
 
 class ExplorerFigure:
@@ -80,16 +64,16 @@ class ExplorerFigure:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        self._style = _figure_style()
+        self._style = figure_style()
         self._text_class = stamp_text_class()
         self._scale = None
-        self._background = None      # pixels without the readout marks
+        self._background = None  # pixels without the readout marks
         self._x_limits = (0.0, 1.0)
         with self._styled():
             self.figure = Figure(figsize=size, dpi=dpi)
             FigureCanvasAgg(self.figure)
-            self.ax = self.figure.add_axes(_MAIN)
-            self.strip = self.figure.add_axes(_STRIP, sharex=self.ax)
+            self.ax = self.figure.add_axes(MAIN)
+            self.strip = self.figure.add_axes(STRIP, sharex=self.ax)
             self._build_frame()
             self._build_axes_marks()
             self._build_series()
@@ -111,45 +95,50 @@ class ExplorerFigure:
         strip.yaxis.set_visible(False)
         strip.set_ylim(-0.6, 4.6)
         row_labels = blended_transform_factory(strip.transAxes, strip.transData)
+        row_label = dict(transform=row_labels, ha="right", va="center", fontsize=10)
         for index, method in enumerate(METHODS):
-            self._text(-0.012, STRIP_ROWS[method], method, transform=row_labels, ha="right",
-                       va="center", fontsize=10, color=text_colour(index))
-        self._text(-0.012, 0.5, "limits", transform=row_labels, ha="right", va="center",
-                   fontsize=10, color=GREY)
+            self._text(-0.012, STRIP_ROWS[method], method, color=text_colour(index), **row_label)
+        self._text(-0.012, 0.5, "limits", color=GREY, **row_label)
         for y in (1.5, 2.5, 3.5):
             strip.axhline(y, color="#dddddd", linewidth=0.8, zorder=0)
         on_figure = fig.transFigure
-        self.title = self._text(_LEFT, 0.945, "", fontsize=12, ha="left", va="bottom",
-                                transform=on_figure)
-        self._text(_RIGHT, 0.945, "× nan   ▲ inf   ▼ −inf   ○ silent 0.0", fontsize=10,
-                   color=GREY, ha="right", va="bottom", transform=on_figure)
-        self.ylabel = self._text(0.04, _MAIN[1] + _MAIN[3] / 2, "", rotation=90,
-                                 ha="center", va="center", transform=on_figure)
-        self._text(_LEFT + _MAIN[2] / 2, 0.125, "x", ha="center", va="center",
-                   transform=on_figure)
+        top = dict(va="bottom", transform=on_figure)
+        centred = dict(ha="center", va="center", transform=on_figure)
+        self.title = self._text(LEFT, 0.945, "", fontsize=12, ha="left", **top)
+        key = "× nan   ▲ inf   ▼ −inf   ○ silent 0.0"
+        self._text(RIGHT, 0.945, key, fontsize=10, color=GREY, ha="right", **top)
+        self.ylabel = self._text(0.04, MAIN[1] + MAIN[3] / 2, "", rotation=90, **centred)
+        self._text(LEFT + MAIN[2] / 2, 0.125, "x", **centred)
 
     def _build_axes_marks(self) -> None:
         """Ticks, grid and tick labels as three artists per axis (matplotlib's own
         axis draws a few per tick), and the float format's limits on both axes."""
         from matplotlib.collections import LineCollection
-        from matplotlib.markers import TICKDOWN, TICKLEFT
+        from matplotlib.markers import TICKDOWN
+        from matplotlib.markers import TICKLEFT
         from matplotlib.ticker import FuncFormatter
-        from matplotlib.transforms import ScaledTranslation, blended_transform_factory
+        from matplotlib.transforms import ScaledTranslation
+        from matplotlib.transforms import blended_transform_factory
 
         ax, strip = self.ax, self.strip
-        ax.xaxis.set_major_formatter(FuncFormatter(_tick_text))
-        ax.yaxis.set_major_formatter(FuncFormatter(_tick_text))
+        ax.xaxis.set_major_formatter(FuncFormatter(tick_text))
+        ax.yaxis.set_major_formatter(FuncFormatter(tick_text))
         ax.grid(False)
         ax.xaxis.set_visible(False)
         ax.yaxis.set_visible(False)
         on_x = blended_transform_factory(ax.transData, ax.transAxes)
         on_y = blended_transform_factory(ax.transAxes, ax.transData)
-        grid_style = dict(color=self._style["grid.color"], linewidth=0.8,
-                          alpha=self._style["grid.alpha"], zorder=0.5)
+        grid_style = dict(
+            color=self._style["grid.color"],
+            linewidth=0.8,
+            alpha=self._style["grid.alpha"],
+            zorder=0.5,
+        )
         self.x_grid = LineCollection([], transform=on_x, **grid_style)
         self.y_grid = LineCollection([], transform=on_y, **grid_style)
-        tick_style = dict(linestyle="none", color="black", markersize=3.5,
-                          markeredgewidth=0.8, clip_on=False)
+        tick_style = dict(
+            linestyle="none", color="black", markersize=3.5, markeredgewidth=0.8, clip_on=False
+        )
         (self.x_ticks,) = ax.plot([], [], marker=TICKDOWN, transform=on_x, **tick_style)
         (self.y_ticks,) = ax.plot([], [], marker=TICKLEFT, transform=on_y, **tick_style)
         ax.add_collection(self.x_grid, autolim=False)
@@ -157,19 +146,27 @@ class ExplorerFigure:
         points = self.figure.dpi_scale_trans
         below = on_x + ScaledTranslation(0, -6 / 72, points)
         beside = on_y + ScaledTranslation(-6 / 72, 0, points)
-        self.x_tick_labels = [self._text(0, 0, "", transform=below, ha="center", va="top",
-                                         fontsize=11) for _ in range(16)]
-        self.y_tick_labels = [self._text(0, 0, "", transform=beside, ha="right",
-                                         va="center", fontsize=11) for _ in range(16)]
+        self.x_tick_labels = [
+            self._text(0, 0, "", transform=below, ha="center", va="top", fontsize=11)
+            for _ in range(16)
+        ]
+        self.y_tick_labels = [
+            self._text(0, 0, "", transform=beside, ha="right", va="center", fontsize=11)
+            for _ in range(16)
+        ]
 
         band_style = dict(color=OKABE_ITO["orange"], alpha=0.3, linewidth=0, zorder=0)
         self.band = [a.axvspan(0, 1, **band_style) for a in (ax, strip)]
-        self.overflow_lines = [a.axvline(0, color="black", linestyle="--", linewidth=1.2,
-                                         zorder=1) for a in (ax, strip)]
-        self.cancellation_lines = [a.axvline(0, color="black", linestyle=":", linewidth=1.4,
-                                             zorder=1) for a in (ax, strip)]
-        label_style = dict(fontsize=10, va="center", color="black", axes=strip,
-                           background=_LABEL_BACKGROUND)
+        self.overflow_lines = [
+            a.axvline(0, color="black", linestyle="--", linewidth=1.2, zorder=1)
+            for a in (ax, strip)
+        ]
+        self.cancellation_lines = [
+            a.axvline(0, color="black", linestyle=":", linewidth=1.4, zorder=1) for a in (ax, strip)
+        ]
+        label_style = dict(
+            fontsize=10, va="center", color="black", axes=strip, background=LABEL_BACKGROUND
+        )
         self.overflow_label = self._text(0, LIMIT_ROWS["overflow"], "", **label_style)
         self.cancellation_label = self._text(0, LIMIT_ROWS["cancellation"], "", **label_style)
 
@@ -184,34 +181,64 @@ class ExplorerFigure:
             style = series_style(index)
             (self.lines[method],) = ax.plot([], [], zorder=3, **style)
             self.flags[method] = {}
+            flag = dict(linestyle="none", markersize=6, color=style["color"], zorder=3)
             for kind in FLAG_KINDS:
+                face = "none" if kind == "zero" else style["color"]
                 (self.flags[method][kind],) = strip.plot(
-                    [], [], linestyle="none", marker=FLAG_MARKERS[kind], markersize=6,
-                    color=style["color"],
-                    markerfacecolor="none" if kind == "zero" else style["color"], zorder=3)
+                    [], [], marker=FLAG_MARKERS[kind], markerfacecolor=face, **flag
+                )
             self.flag_labels[method] = self._text(
-                0, STRIP_ROWS[method], "", fontsize=10, va="center", color=text_colour(index),
-                axes=strip, background=_LABEL_BACKGROUND)
-            x0 = _LEGEND_SLOTS[index]
-            sample = Line2D([x0, x0 + 0.025, x0 + 0.05], [0.035] * 3,
-                            transform=fig.transFigure, color=style["color"],
-                            linestyle=style["linestyle"], marker=style["marker"], markevery=[1])
+                0,
+                STRIP_ROWS[method],
+                "",
+                fontsize=10,
+                va="center",
+                color=text_colour(index),
+                axes=strip,
+                background=LABEL_BACKGROUND,
+            )
+            x0 = LEGEND_SLOTS[index]
+            sample = Line2D(
+                [x0, x0 + 0.025, x0 + 0.05],
+                [0.035] * 3,
+                transform=fig.transFigure,
+                color=style["color"],
+                linestyle=style["linestyle"],
+                marker=style["marker"],
+                markevery=[1],
+            )
             fig.add_artist(sample)
-            label = self._text(x0 + 0.06, 0.035, METHOD_LABELS[method], fontsize=10,
-                               va="center", ha="left", transform=fig.transFigure)
+            label = self._text(
+                x0 + 0.06,
+                0.035,
+                METHOD_LABELS[method],
+                fontsize=10,
+                va="center",
+                ha="left",
+                transform=fig.transFigure,
+            )
             self.legend[method] = (sample, label)
-        self.readout_lines = [a.axvline(0, color=GREY, linestyle="-", linewidth=1.0,
-                                        alpha=0.6, zorder=1, animated=True) for a in (ax, strip)]
+        self.readout_lines = [
+            a.axvline(
+                0, color=GREY, linestyle="-", linewidth=1.0, alpha=0.6, zorder=1, animated=True
+            )
+            for a in (ax, strip)
+        ]
         for index, method in enumerate(METHODS):
             style = series_style(index)
+            dot = dict(linestyle="none", markersize=9, zorder=4, animated=True)
             (self.dots[method],) = ax.plot(
-                [], [], linestyle="none", marker=style["marker"], markersize=9,
-                markerfacecolor=style["color"], markeredgecolor="black", zorder=4,
-                animated=True)
+                [],
+                [],
+                marker=style["marker"],
+                markerfacecolor=style["color"],
+                markeredgecolor="black",
+                **dot,
+            )
         self._animated = [*self.readout_lines, *self.dots.values()]
 
     def _styled(self):
-        """matplotlib settings as :func:`_figure_style` says, whatever the notebook set.
+        """matplotlib settings as :func:`figure_style` says, whatever the notebook set.
 
         Only the settings that differ are changed (validating all of them on
         every draw would cost milliseconds).
@@ -219,8 +246,11 @@ class ExplorerFigure:
         import matplotlib as mpl
 
         current = mpl.rcParams
-        changed = {key: value for key, value in self._style.items()
-                   if dict.__getitem__(current, key) != value}
+        changed = {
+            key: value
+            for key, value in self._style.items()
+            if dict.__getitem__(current, key) != value
+        }
         return mpl.rc_context(changed)
 
     def _text(self, x, y, text, axes=None, **kwargs):
@@ -238,8 +268,9 @@ class ExplorerFigure:
 
     # -- updating --------------------------------------------------------
 
-    def update(self, state: ExplorerState, series: dict[str, PlottedSeries],
-               readout: ReadoutValues) -> None:
+    def update(
+        self, state: ExplorerState, series: dict[str, PlottedSeries], readout: ReadoutValues
+    ) -> None:
         """Move every artist to show ``state``; drawing happens in :meth:`rgba`."""
         with self._styled():
             self._background = None
@@ -270,7 +301,7 @@ class ExplorerFigure:
 
     def _set_x_limits(self, state: ExplorerState) -> tuple[float, float]:
         x_lo, x_hi = state.x_range
-        if x_hi - x_lo < 1e-9 * max(1.0, abs(x_lo)):   # a zero-width range
+        if x_hi - x_lo < 1e-9 * max(1.0, abs(x_lo)):  # a zero-width range
             x_lo, x_hi = x_lo - 0.5, x_hi + 0.5
         self.ax.set_xlim(x_lo, x_hi)
         return x_lo, x_hi
@@ -297,20 +328,23 @@ class ExplorerFigure:
         label.set_visible(band_visible)
         label.set_text(f"1/(1+eˣ) subnormal from {at(flush)}, eˣ = inf from {at(overflow)}")
         if (flush - x_lo) > 0.55 * span:
-            _place(label, min(flush, x_hi) - 0.01 * span, "right")
+            place(label, min(flush, x_hi) - 0.01 * span, "right")
         else:
-            _place(label, max(overflow, x_lo) + 0.01 * span, "left")
+            place(label, max(overflow, x_lo) + 0.01 * span, "left")
 
         label = self.cancellation_label
         label.set_visible(x_lo <= cancel <= x_hi)
         label.set_text(f"1 + eˣ rounds to 1 below {at(cancel)}")
         if (cancel - x_lo) < 0.45 * span:
-            _place(label, cancel + 0.01 * span, "left")
+            place(label, cancel + 0.01 * span, "left")
         else:
-            _place(label, cancel - 0.01 * span, "right")
+            place(label, cancel - 0.01 * span, "right")
 
     def _update_scale(self, state: ExplorerState) -> None:
-        from matplotlib.ticker import AutoLocator, FixedLocator, FuncFormatter, NullLocator
+        from matplotlib.ticker import AutoLocator
+        from matplotlib.ticker import FixedLocator
+        from matplotlib.ticker import FuncFormatter
+        from matplotlib.ticker import NullLocator
 
         scale = "symlog" if state.quantity == "relative_error" else "linear"
         key = (scale, state.dtype if scale == "symlog" else None)
@@ -319,18 +353,20 @@ class ExplorerFigure:
         if scale == "symlog":
             linthresh = numerics.thresholds(state.dtype).eps / 16
             self.ax.set_yscale("symlog", linthresh=linthresh, linscale=0.5)
-            self.ax.yaxis.set_major_locator(FixedLocator(_symlog_ticks(linthresh)))
-            self.ax.yaxis.set_major_formatter(FuncFormatter(_decade_text))
+            self.ax.yaxis.set_major_locator(FixedLocator(symlog_ticks(linthresh)))
+            self.ax.yaxis.set_major_formatter(FuncFormatter(decade_text))
         else:
             self.ax.set_yscale("linear")
             self.ax.yaxis.set_major_locator(AutoLocator())
-            self.ax.yaxis.set_major_formatter(FuncFormatter(_tick_text))
+            self.ax.yaxis.set_major_formatter(FuncFormatter(tick_text))
         self.ax.yaxis.set_minor_locator(NullLocator())
         self._scale = key
 
     def _update_tick_labels(self) -> None:
-        for axis, labels, limits in ((self.ax.xaxis, self.x_tick_labels, self.ax.get_xlim()),
-                                     (self.ax.yaxis, self.y_tick_labels, self.ax.get_ylim())):
+        for axis, labels, limits in (
+            (self.ax.xaxis, self.x_tick_labels, self.ax.get_xlim()),
+            (self.ax.yaxis, self.y_tick_labels, self.ax.get_ylim()),
+        ):
             lo, hi = sorted(limits)
             slack = 1e-9 * (hi - lo)
             ticks = [t for t in axis.get_majorticklocs() if lo - slack <= t <= hi + slack]
@@ -360,7 +396,7 @@ class ExplorerFigure:
                 mark.set_visible(False)
             label.set_text("not shown")
             label.set_color(MUTED_TEXT)
-            _place(label, x_lo + 0.01 * span, "left")
+            place(label, x_lo + 0.01 * span, "left")
             return
         line.set_data(series.x, np.where(series.finite, series.y, np.nan))
         # (a line without a single finite point has nothing to draw, and
@@ -376,16 +412,16 @@ class ExplorerFigure:
         label.set_color(text_colour(METHODS.index(method)))
         label.set_text(describe_series(series, typographic=True, counted=False))
         if not flagged.any():
-            _place(label, x_lo + 0.01 * span, "left")
+            place(label, x_lo + 0.01 * span, "left")
             return
         where = series.x[flagged]
         first, last = (float(where.min()) - x_lo) / span, (float(where.max()) - x_lo) / span
         if first > 0.5:
-            _place(label, x_lo + (first - 0.015) * span, "right")
+            place(label, x_lo + (first - 0.015) * span, "right")
         elif last < 0.5:
-            _place(label, x_lo + (last + 0.015) * span, "left")
+            place(label, x_lo + (last + 0.015) * span, "left")
         else:
-            _place(label, x_lo + 0.5 * span, "center")
+            place(label, x_lo + 0.5 * span, "center")
 
     def _update_y_limits(self, state, series) -> None:
         finite = [s.y[s.finite] for s in series.values()]
@@ -415,7 +451,7 @@ class ExplorerFigure:
         canvas = self.figure.canvas
         with self._styled():
             if self._background is None:
-                canvas.draw()    # skips the animated readout marks
+                canvas.draw()  # skips the animated readout marks
                 self._background = canvas.copy_from_bbox(self.figure.bbox)
             else:
                 canvas.restore_region(self._background)
@@ -428,8 +464,9 @@ class ExplorerFigure:
         return encode_png(self.rgba())
 
 
-def render_png(state: ExplorerState | None = None, figure: ExplorerFigure | None = None,
-               dpi: int = WIDGET_DPI) -> bytes:
+def render_png(
+    state: ExplorerState | None = None, figure: ExplorerFigure | None = None, dpi: int = WIDGET_DPI
+) -> bytes:
     """The explorer's plot for ``state`` (default: the opening view) as PNG bytes,
     by the widget's own code path."""
     state = state or ExplorerState()

@@ -10,16 +10,19 @@ writes its controls from it and never reads them back.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
-from ...log1pexp import DTYPES, METHODS, QUANTITIES, dtype_name
+from ...log1pexp import DTYPES
+from ...log1pexp import METHODS
+from ...log1pexp import QUANTITIES
+from ...log1pexp import dtype_name
 
 # The x bounds reach past each dtype's exp overflow (float16 11.09, float32 88.72,
 # float64 709.78) and stay where float64's reference sigmoid is a nonzero number.
 X_BOUNDS = {"float32": (-120.0, 120.0), "float64": (-740.0, 760.0), "float16": (-16.0, 16.0)}
 X_STEPS = {"float32": 0.1, "float64": 0.1, "float16": 0.01}
-DEFAULT_X_RANGE = {"float32": (-20.0, 100.0), "float64": (640.0, 720.0),
-                   "float16": (-12.0, 14.0)}
+DEFAULT_X_RANGE = {"float32": (-20.0, 100.0), "float64": (640.0, 720.0), "float16": (-12.0, 14.0)}
 DEFAULT_READOUT_X = {"float32": 88.5, "float64": 709.7, "float16": 10.5}
 DEFAULT_QUANTITY = "gradient"
 DEFAULT_POINTS = 400
@@ -97,13 +100,14 @@ class ExplorerState:
     def __post_init__(self) -> None:
         dtype = _dtype(self.dtype)
         if self.quantity not in QUANTITIES:
-            raise ValueError(f"quantity must be {_choices(QUANTITIES)}, "
-                             f"not {self.quantity!r}.")
+            raise ValueError(f"quantity must be {_choices(QUANTITIES)}, not {self.quantity!r}.")
         methods = _sequence(self.methods, "methods must be method names")
         unknown = [method for method in methods if method not in METHODS]
         if unknown:
-            raise ValueError(f"methods must be chosen from {_choices(METHODS)}; "
-                             f"{', '.join(map(repr, unknown))} is not one of them.")
+            raise ValueError(
+                f"methods must be chosen from {_choices(METHODS)}; "
+                f"{', '.join(map(repr, unknown))} is not one of them."
+            )
         low, high = X_BOUNDS[dtype]
         x_range = DEFAULT_X_RANGE[dtype] if self.x_range is None else self.x_range
         ends = () if isinstance(x_range, str) else _sequence(x_range, "")
@@ -139,8 +143,10 @@ class ExplorerState:
         changes = {key: value for key, value in changes.items() if value is not None}
         unknown = sorted(set(changes) - set(self.__dataclass_fields__))
         if unknown:
-            raise ValueError(f"the explorer has no setting {', '.join(map(repr, unknown))}; "
-                             f"its settings are {_choices(self.__dataclass_fields__)}.")
+            raise ValueError(
+                f"the explorer has no setting {', '.join(map(repr, unknown))}; "
+                f"its settings are {_choices(self.__dataclass_fields__)}."
+            )
         state = replace(self, **changes)
         moved = {}
         if state.dtype != self.dtype:

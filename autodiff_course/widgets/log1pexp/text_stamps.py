@@ -47,8 +47,17 @@ def _over(image: np.ndarray, background) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=1024)
-def stamp(text: str, colour: tuple, background, path: str, size: float, rotation: int,
-          ha: str, va: str, dpi: float) -> tuple[np.ndarray, int, int]:
+def stamp(
+    text: str,
+    colour: tuple,
+    background,
+    path: str,
+    size: float,
+    rotation: int,
+    ha: str,
+    va: str,
+    dpi: float,
+) -> tuple[np.ndarray, int, int]:
     """The bitmap of one text (rows bottom to top, as ``draw_image`` takes them) and
     its offset in pixels from the text's anchor."""
     coverage, descent = _rasterise(text, path, size, dpi)
@@ -66,15 +75,16 @@ def stamp(text: str, colour: tuple, background, path: str, size: float, rotation
         bottom = {"bottom": 0, "baseline": 0, "top": -height}.get(va, -height // 2)
     else:
         line_height, line_descent = _line_metrics(path, size, dpi)
-        baseline = {"baseline": 0.0, "bottom": line_descent,
-                    "top": line_descent - line_height}.get(va, line_descent - line_height / 2)
+        baseline = {"baseline": 0.0, "bottom": line_descent, "top": line_descent - line_height}.get(
+            va, line_descent - line_height / 2
+        )
         bottom = int(round(baseline - descent))
     left = {"left": 0, "right": -width}.get(ha, -(width // 2))
     # (shared by every text drawn with it; Agg wants it writeable but never writes it)
     return np.ascontiguousarray(image[::-1]), left, bottom
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stamp_text_class():
     """``StampText``: a matplotlib ``Text`` drawn from a cached bitmap (see above)."""
     from matplotlib.colors import to_rgba
@@ -91,10 +101,16 @@ def stamp_text_class():
                 return
             props = self.get_fontproperties()
             image, left, bottom = stamp(
-                self.get_text(), to_rgba(self.get_color(), self.get_alpha()),
-                self.background, findfont(props), props.get_size_in_points(),
-                round(self.get_rotation()) % 360, self.get_horizontalalignment(),
-                self.get_verticalalignment(), renderer.dpi)
+                self.get_text(),
+                to_rgba(self.get_color(), self.get_alpha()),
+                self.background,
+                findfont(props),
+                props.get_size_in_points(),
+                round(self.get_rotation()) % 360,
+                self.get_horizontalalignment(),
+                self.get_verticalalignment(),
+                renderer.dpi,
+            )
             x, y = self.get_transform().transform(self.get_unitless_position())
             if not (np.isfinite(x) and np.isfinite(y)):
                 return

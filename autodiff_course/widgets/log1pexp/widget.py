@@ -10,12 +10,27 @@ from __future__ import annotations
 
 import time
 
-from ...log1pexp import DTYPES, METHOD_LABELS, METHODS, QUANTITIES, QUANTITY_LABELS
-from ..display import WidgetDisplay, image_html, still_html
-from .data import PlottedSeries, ReadoutValues, plotted_series, readout_values
-from .figure import WIDGET_DPI, ExplorerFigure
-from .state import DEFAULT_POINTS, DEFAULT_QUANTITY, ExplorerState
-from .wording import alt_text, readout_html, summary_text, view_sentence
+from ...log1pexp import DTYPES
+from ...log1pexp import METHOD_LABELS
+from ...log1pexp import METHODS
+from ...log1pexp import QUANTITIES
+from ...log1pexp import QUANTITY_LABELS
+from ..display import WidgetDisplay
+from ..display import image_html
+from ..display import still_html
+from .data import PlottedSeries
+from .data import ReadoutValues
+from .data import plotted_series
+from .data import readout_values
+from .figure import WIDGET_DPI
+from .figure import ExplorerFigure
+from .state import DEFAULT_POINTS
+from .state import DEFAULT_QUANTITY
+from .state import ExplorerState
+from .wording import alt_text
+from .wording import readout_html
+from .wording import summary_text
+from .wording import view_sentence
 
 CSS_CLASSES = {
     "explorer": "log1pexp-explorer",
@@ -29,7 +44,7 @@ CSS_CLASSES = {
     "plot": "log1pexp-plot",
     "readout": "log1pexp-readout",
 }
-_LABEL_WIDTH = "70px"    # the controls' descriptions, aligned
+_LABEL_WIDTH = "70px"  # the controls' descriptions, aligned
 
 
 class Log1pexpExplorer(WidgetDisplay):
@@ -63,12 +78,17 @@ class Log1pexpExplorer(WidgetDisplay):
     ``compute_ms``, ``render_ms`` and ``total_ms``.
     """
 
-    def __init__(self, dtype: str = "float32", x_range=None, methods=METHODS,
-                 quantity: str = DEFAULT_QUANTITY, readout_x: float | None = None,
-                 num_points: int = DEFAULT_POINTS, dpi: int = WIDGET_DPI):
-        self._state = ExplorerState(dtype=dtype, x_range=x_range, methods=methods,
-                                    quantity=quantity, readout_x=readout_x,
-                                    num_points=num_points)
+    def __init__(
+        self,
+        dtype: str = "float32",
+        x_range=None,
+        methods=METHODS,
+        quantity: str = DEFAULT_QUANTITY,
+        readout_x: float | None = None,
+        num_points: int = DEFAULT_POINTS,
+        dpi: int = WIDGET_DPI,
+    ):
+        self._state = ExplorerState(dtype, x_range, methods, quantity, readout_x, num_points)
         self._figure = ExplorerFigure(dpi=dpi)
         self._drawn: ExplorerState | None = None
         self._series: dict[str, PlottedSeries] = {}
@@ -89,23 +109,40 @@ class Log1pexpExplorer(WidgetDisplay):
 
         label = {"description_width": _LABEL_WIDTH}
         self.dtype_choice = widgets.RadioButtons(
-            options=list(DTYPES), description="dtype", style=label,
-            layout=widgets.Layout(width="180px"))
+            options=list(DTYPES),
+            description="dtype",
+            style=label,
+            layout=widgets.Layout(width="180px"),
+        )
         self.quantity_choice = widgets.RadioButtons(
-            options=[(QUANTITY_LABELS[q], q) for q in QUANTITIES], description="plot",
-            style=label, layout=widgets.Layout(width="250px"))
+            options=[(QUANTITY_LABELS[q], q) for q in QUANTITIES],
+            description="plot",
+            style=label,
+            layout=widgets.Layout(width="250px"),
+        )
         self.method_checkboxes = {
-            method: widgets.Checkbox(description=METHOD_LABELS[method], indent=False,
-                                     layout=widgets.Layout(width="170px"))
-            for method in METHODS}
-        self.methods_box = widgets.VBox([widgets.Label("methods"),
-                                         *self.method_checkboxes.values()])
+            method: widgets.Checkbox(
+                description=METHOD_LABELS[method],
+                indent=False,
+                layout=widgets.Layout(width="170px"),
+            )
+            for method in METHODS
+        }
+        self.methods_box = widgets.VBox(
+            [widgets.Label("methods"), *self.method_checkboxes.values()]
+        )
         low, high = self._state.bounds
 
         def number(description: str):
             return widgets.BoundedFloatText(
-                min=low, max=high, step=self._state.step, description=description,
-                continuous_update=False, style=label, layout=widgets.Layout(width="190px"))
+                min=low,
+                max=high,
+                step=self._state.step,
+                description=description,
+                continuous_update=False,
+                style=label,
+                layout=widgets.Layout(width="190px"),
+            )
 
         self.x_from_input = number("x from")
         self.x_to_input = number("x to")
@@ -113,18 +150,28 @@ class Log1pexpExplorer(WidgetDisplay):
         self.range_box = widgets.HBox([self.x_from_input, self.x_to_input])
         width, height = self._figure.pixel_size
         # Shown at its natural size, pixel for pixel (a stretched PNG looks blurred).
-        self.plot = widgets.HTML(layout=widgets.Layout(width=f"{width}px",
-                                                       height=f"{height}px"))
+        self.plot = widgets.HTML(layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         self.readout_html = widgets.HTML()
-        self.widget = widgets.VBox([
-            widgets.HBox([self.dtype_choice, self.quantity_choice, self.methods_box]),
-            widgets.HBox([self.range_box, self.readout_x_input]),
-            self.plot, self.readout_html])
-        for key, element in (("explorer", self.widget), ("dtype", self.dtype_choice),
-                             ("quantity", self.quantity_choice), ("methods", self.methods_box),
-                             ("range", self.range_box), ("x_from", self.x_from_input),
-                             ("x_to", self.x_to_input), ("readout_x", self.readout_x_input),
-                             ("plot", self.plot), ("readout", self.readout_html)):
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.dtype_choice, self.quantity_choice, self.methods_box]),
+                widgets.HBox([self.range_box, self.readout_x_input]),
+                self.plot,
+                self.readout_html,
+            ]
+        )
+        for key, element in (
+            ("explorer", self.widget),
+            ("dtype", self.dtype_choice),
+            ("quantity", self.quantity_choice),
+            ("methods", self.methods_box),
+            ("range", self.range_box),
+            ("x_from", self.x_from_input),
+            ("x_to", self.x_to_input),
+            ("readout_x", self.readout_x_input),
+            ("plot", self.plot),
+            ("readout", self.readout_html),
+        ):
             element.add_class(CSS_CLASSES[key])
         for method, box in self.method_checkboxes.items():
             box.add_class(f"log1pexp-method-{method}")
@@ -134,6 +181,7 @@ class Log1pexpExplorer(WidgetDisplay):
             def handler(change):
                 if not self._writing:
                     self.set_state(**make_changes(change["new"]))
+
             control.observe(handler, names="value")
 
         on(self.dtype_choice, lambda new: {"dtype": new})
@@ -142,9 +190,16 @@ class Log1pexpExplorer(WidgetDisplay):
         on(self.x_to_input, lambda new: {"x_range": (self._state.x_range[0], new)})
         on(self.readout_x_input, lambda new: {"readout_x": new})
         for method, box in self.method_checkboxes.items():
-            on(box, lambda ticked, method=method: {"methods": tuple(
-                m for m in METHODS
-                if (m == method and ticked) or (m != method and m in self._state.methods))})
+            on(
+                box,
+                lambda ticked, method=method: {
+                    "methods": tuple(
+                        m
+                        for m in METHODS
+                        if (m == method and ticked) or (m != method and m in self._state.methods)
+                    )
+                },
+            )
 
     def _write_controls(self) -> None:
         """Show the state in every control (their observers ignore these writes)."""
@@ -155,9 +210,11 @@ class Log1pexpExplorer(WidgetDisplay):
             self.quantity_choice.value = state.quantity
             for method, box in self.method_checkboxes.items():
                 box.value = method in state.methods
-            for control, value in ((self.x_from_input, state.x_range[0]),
-                                   (self.x_to_input, state.x_range[1]),
-                                   (self.readout_x_input, state.readout_x)):
+            for control, value in (
+                (self.x_from_input, state.x_range[0]),
+                (self.x_to_input, state.x_range[1]),
+                (self.readout_x_input, state.readout_x),
+            ):
                 _show_number(control, value, *state.bounds, state.step)
         finally:
             self._writing = False
@@ -169,20 +226,26 @@ class Log1pexpExplorer(WidgetDisplay):
         """The :class:`ExplorerState` now shown."""
         return self._state
 
-    def set_state(self, dtype=None, x_range=None, methods=None, quantity=None,
-                  readout_x=None, num_points=None) -> None:
+    def set_state(
+        self, dtype=None, x_range=None, methods=None, quantity=None, readout_x=None, num_points=None
+    ) -> None:
         """Change several settings at once (``None``: leave as is) and render once.
 
         Raises ``ValueError`` for an unknown dtype, method or quantity; numbers
         beyond the dtype's bounds are clamped, a reversed range is sorted. Nothing
         is rendered when the state does not change.
         """
-        state = self._state.changed(dtype=dtype, x_range=x_range, methods=methods,
-                                    quantity=quantity, readout_x=readout_x,
-                                    num_points=num_points)
+        state = self._state.changed(
+            dtype=dtype,
+            x_range=x_range,
+            methods=methods,
+            quantity=quantity,
+            readout_x=readout_x,
+            num_points=num_points,
+        )
         changed = state != self._state
         self._state = state
-        self._write_controls()     # also puts back a clamped or sorted number
+        self._write_controls()  # also puts back a clamped or sorted number
         if changed:
             self.update()
 
@@ -209,9 +272,11 @@ class Log1pexpExplorer(WidgetDisplay):
         self.plot.value = image_html(self._png, self.alt_text(), self._figure.pixel_size)
         self.readout_html.value = readout_html(readout, state, self.render_count)
         done = time.perf_counter()
-        self.last_timing = {"compute_ms": 1e3 * (computed - start),
-                            "render_ms": 1e3 * (done - computed),
-                            "total_ms": 1e3 * (done - start)}
+        self.last_timing = {
+            "compute_ms": 1e3 * (computed - start),
+            "render_ms": 1e3 * (done - computed),
+            "total_ms": 1e3 * (done - start),
+        }
 
     def plotted_data(self) -> dict[str, PlottedSeries]:
         """The series now on the plot, per shown method (see :class:`PlottedSeries`)."""
@@ -231,10 +296,12 @@ class Log1pexpExplorer(WidgetDisplay):
 
     def static_html(self) -> str:
         """A still picture of the current view: the plot and the readout table."""
-        body = (image_html(self._png, self.alt_text(), self._figure.pixel_size)
-                + readout_html(self._readout, self._drawn, self.render_count))
-        return still_html("log1pexp-explorer", "log1pexp explorer",
-                          view_sentence(self._drawn), body)
+        body = image_html(self._png, self.alt_text(), self._figure.pixel_size) + readout_html(
+            self._readout, self._drawn, self.render_count
+        )
+        return still_html(
+            "log1pexp-explorer", "log1pexp explorer", view_sentence(self._drawn), body
+        )
 
     @property
     def png(self) -> bytes:

@@ -11,9 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import log1pexp as numerics
-from ...log1pexp import METHOD_LABELS, METHODS, QUANTITY_LABELS
-from ...plotting import WARNING_TEXT, text_colour
-from .data import PlottedSeries, ReadoutValues
+from ...log1pexp import METHOD_LABELS
+from ...log1pexp import METHODS
+from ...log1pexp import QUANTITY_LABELS
+from ...plotting import WARNING_TEXT
+from ...plotting import text_colour
+from .data import PlottedSeries
+from .data import ReadoutValues
 from .state import ExplorerState
 
 FLAG_KINDS = ("nan", "posinf", "neginf", "zero")
@@ -26,8 +30,9 @@ TITLES = {
 }
 
 
-def format_number(value: float, style: str = "short", *, dtype: str = "float64",
-                  typographic: bool = False) -> str:
+def format_number(
+    value: float, style: str = "short", *, dtype: str = "float64", typographic: bool = False
+) -> str:
     """The one way the explorer writes a number.
 
     ``style``:
@@ -67,8 +72,9 @@ def format_number(value: float, style: str = "short", *, dtype: str = "float64",
     return text.replace("-", "−") if typographic else text
 
 
-def describe_mask(mask: np.ndarray, x: np.ndarray, word: str, *, typographic: bool = False,
-                  counted: bool = True) -> str:
+def describe_mask(
+    mask: np.ndarray, x: np.ndarray, word: str, *, typographic: bool = False, counted: bool = True
+) -> str:
     """Say where ``mask`` is true, e.g. ``"nan from x = 88.80 (4 points)"``; ``""`` if nowhere."""
     count = int(mask.sum())
     if count == 0:
@@ -94,15 +100,19 @@ def describe_mask(mask: np.ndarray, x: np.ndarray, word: str, *, typographic: bo
     return f"{word} at {count} points in [{at(first)}, {at(last)}]"
 
 
-def describe_series(series: PlottedSeries, *, typographic: bool = False,
-                    counted: bool = True) -> str:
+def describe_series(
+    series: PlottedSeries, *, typographic: bool = False, counted: bool = True
+) -> str:
     """Where the series is nan, inf, -inf or a silent 0.0, in one sentence.
 
     ``counted=False`` leaves out the point counts (for the label in the figure).
     """
-    parts = [describe_mask(series.mask(kind), series.x, FLAG_WORDS[kind],
-                           typographic=typographic, counted=counted)
-             for kind in FLAG_KINDS]
+    parts = [
+        describe_mask(
+            series.mask(kind), series.x, FLAG_WORDS[kind], typographic=typographic, counted=counted
+        )
+        for kind in FLAG_KINDS
+    ]
     parts = [part for part in parts if part]
     return "; ".join(parts) if parts else "no nan, no inf, no silent 0.0"
 
@@ -115,14 +125,17 @@ def _quantity_phrase(state: ExplorerState) -> str:
 
 def _limits_sentence(dtype: str) -> str:
     limits = numerics.thresholds(dtype)
-    return (f"{dtype} limits: 1 + e^x rounds to 1 for x < "
-            f"{format_number(limits.cancellation, 'fixed')}; 1/(1 + e^x) is below the "
-            f"smallest normal float for x > {format_number(limits.flush_start, 'fixed')}; "
-            f"exp(x) overflows for x > {format_number(limits.overflow, 'fixed')}.")
+    return (
+        f"{dtype} limits: 1 + e^x rounds to 1 for x < "
+        f"{format_number(limits.cancellation, 'fixed')}; 1/(1 + e^x) is below the "
+        f"smallest normal float for x > {format_number(limits.flush_start, 'fixed')}; "
+        f"exp(x) overflows for x > {format_number(limits.overflow, 'fixed')}."
+    )
 
 
-def summary_text(state: ExplorerState, series: dict[str, PlottedSeries],
-                 readout: ReadoutValues) -> str:
+def summary_text(
+    state: ExplorerState, series: dict[str, PlottedSeries], readout: ReadoutValues
+) -> str:
     """The plain-text form: the view, the float limits, each curve's flags, the readout."""
     x_lo, x_hi = (format_number(end, "fixed") for end in state.x_range)
     lines = [
@@ -134,20 +147,26 @@ def summary_text(state: ExplorerState, series: dict[str, PlottedSeries],
         lines.append("No method selected.")
     for method, one in series.items():
         lines.append(f"{METHOD_LABELS[method]}: {describe_series(one)}.")
-    readings = [f"{METHOD_LABELS[m]} value {format_number(v['value'])}, gradient "
-                f"{format_number(v['gradient'])}" for m, v in readout.methods.items()]
-    readings.append(f"float64 reference value {format_number(readout.reference['value'])}, "
-                    f"gradient {format_number(readout.reference['gradient'])}")
+    readings = [
+        f"{METHOD_LABELS[m]} value {format_number(v['value'])}, gradient "
+        f"{format_number(v['gradient'])}"
+        for m, v in readout.methods.items()
+    ]
+    readings.append(
+        f"float64 reference value {format_number(readout.reference['value'])}, "
+        f"gradient {format_number(readout.reference['gradient'])}"
+    )
     lines.append(f"Readout at x = {format_number(readout.x)}: " + "; ".join(readings) + ".")
     return "\n".join(lines)
 
 
-def alt_text(state: ExplorerState, series: dict[str, PlottedSeries],
-             readout: ReadoutValues) -> str:
+def alt_text(state: ExplorerState, series: dict[str, PlottedSeries], readout: ReadoutValues) -> str:
     """The plot's text alternative: what it shows, in a few sentences."""
     x_lo, x_hi = state.x_range
-    sentences = [f"Plot of the {state.dtype} {_quantity_phrase(state)} for x from "
-                 f"{format_number(x_lo, 'fixed')} to {format_number(x_hi, 'fixed')}."]
+    sentences = [
+        f"Plot of the {state.dtype} {_quantity_phrase(state)} for x from "
+        f"{format_number(x_lo, 'fixed')} to {format_number(x_hi, 'fixed')}."
+    ]
     if not series:
         sentences.append("No method is shown.")
     for method, one in series.items():
@@ -156,19 +175,27 @@ def alt_text(state: ExplorerState, series: dict[str, PlottedSeries],
     values = np.concatenate(finite) if finite else np.empty(0)
     if values.size:
         scale = " (symmetric log scale)" if state.quantity == "relative_error" else ""
-        sentences.append(f"Finite values run from {format_number(values.min())} to "
-                         f"{format_number(values.max())}{scale}.")
+        sentences.append(
+            f"Finite values run from {format_number(values.min())} to "
+            f"{format_number(values.max())}{scale}."
+        )
     limits = numerics.thresholds(state.dtype)
     marks = []
     if limits.flush_start < x_hi and limits.overflow > x_lo:
-        marks.append(f"a shaded band from x = {format_number(limits.flush_start, 'fixed')}, "
-                     f"where 1/(1 + e^x) falls below the smallest normal float")
+        marks.append(
+            f"a shaded band from x = {format_number(limits.flush_start, 'fixed')}, "
+            f"where 1/(1 + e^x) falls below the smallest normal float"
+        )
     if x_lo <= limits.overflow <= x_hi:
-        marks.append(f"a dashed line at x = {format_number(limits.overflow, 'fixed')}, "
-                     f"where exp(x) overflows")
+        marks.append(
+            f"a dashed line at x = {format_number(limits.overflow, 'fixed')}, "
+            f"where exp(x) overflows"
+        )
     if x_lo <= limits.cancellation <= x_hi:
-        marks.append(f"a dotted line at x = {format_number(limits.cancellation, 'fixed')}, "
-                     f"below which 1 + e^x rounds to 1")
+        marks.append(
+            f"a dotted line at x = {format_number(limits.cancellation, 'fixed')}, "
+            f"below which 1 + e^x rounds to 1"
+        )
     if x_lo <= readout.x <= x_hi:
         marks.append(f"the readout line at x = {format_number(readout.x)}")
     if marks:
@@ -188,8 +215,12 @@ def _attributes(attributes: dict) -> str:
     return " ".join(f"data-{key}='{value}'" for key, value in attributes.items())
 
 
-_COLUMNS = (("value", "value"), ("gradient", "gradient"),
-            ("second_derivative", "second-derivative"), ("relative_error", "relative-error"))
+_COLUMNS = (
+    ("value", "value"),
+    ("gradient", "gradient"),
+    ("second_derivative", "second-derivative"),
+    ("relative_error", "relative-error"),
+)
 
 
 def readout_html(readout: ReadoutValues, state: ExplorerState, render_count: int = 0) -> str:
@@ -205,54 +236,73 @@ def readout_html(readout: ReadoutValues, state: ExplorerState, render_count: int
     """
     dtype = state.dtype
     attributes = {
-        "x": format_number(readout.x, "exact", dtype=dtype), "dtype": dtype,
+        "x": format_number(readout.x, "exact", dtype=dtype),
+        "dtype": dtype,
         "quantity": state.quantity,
         "x-min": format_number(state.x_range[0], "exact"),
         "x-max": format_number(state.x_range[1], "exact"),
-        "methods": " ".join(state.methods), "render-count": str(render_count),
+        "methods": " ".join(state.methods),
+        "render-count": str(render_count),
     }
     rows = []
     for method, values in readout.methods.items():
         row_attributes = {"method": method}
         for key, name in _COLUMNS:
-            text = format_number(values[key], "exact",
-                                 dtype="float64" if key == "relative_error" else dtype)
+            text = format_number(
+                values[key], "exact", dtype="float64" if key == "relative_error" else dtype
+            )
             attributes[f"{method}-{name}"] = row_attributes[name] = text
         cells = []
         for key, _ in _COLUMNS[:3]:
             value = values[key]
             silent = bool(numerics.silent_zeros(value, readout.reference[key], dtype))
             bad = silent or not np.isfinite(value)
-            title = ("0.0 where the true value is not 0" if silent
-                     else "not a finite number" if bad else "")
+            title = (
+                "0.0 where the true value is not 0"
+                if silent
+                else "not a finite number"
+                if bad
+                else ""
+            )
             cells.append(_cell(value, bad, title))
         error = values["relative_error"]
         cells.append(_cell(error, not np.isfinite(error) or error >= 1e-3))
         colour = text_colour(METHODS.index(method))
-        rows.append(f"<tr {_attributes(row_attributes)}><th scope='row' style='padding:2px "
-                    f"8px;text-align:left;color:{colour}'>{METHOD_LABELS[method]}</th>"
-                    f"{''.join(cells)}</tr>")
-    rows.append("<tr data-method='reference'><th scope='row' style='padding:2px 8px;"
-                "text-align:left;font-weight:normal'>float64 reference</th>"
-                + "".join(_cell(readout.reference[key]) for key, _ in _COLUMNS[:3])
-                + "<td style='padding:2px 8px;text-align:right'>—</td></tr>")
-    header = ("<tr><th scope='col' style='text-align:left;padding:2px 8px'>method</th>"
-              + "".join(f"<th scope='col' style='text-align:right;padding:2px 8px'>{name}</th>"
-                        for name in ("value", "gradient", "second derivative",
-                                     "relative error of gradient"))
-              + "</tr>")
+        rows.append(
+            f"<tr {_attributes(row_attributes)}><th scope='row' style='padding:2px "
+            f"8px;text-align:left;color:{colour}'>{METHOD_LABELS[method]}</th>"
+            f"{''.join(cells)}</tr>"
+        )
+    rows.append(
+        "<tr data-method='reference'><th scope='row' style='padding:2px 8px;"
+        "text-align:left;font-weight:normal'>float64 reference</th>"
+        + "".join(_cell(readout.reference[key]) for key, _ in _COLUMNS[:3])
+        + "<td style='padding:2px 8px;text-align:right'>—</td></tr>"
+    )
+    header = (
+        "<tr><th scope='col' style='text-align:left;padding:2px 8px'>method</th>"
+        + "".join(
+            f"<th scope='col' style='text-align:right;padding:2px 8px'>{name}</th>"
+            for name in ("value", "gradient", "second derivative", "relative error of gradient")
+        )
+        + "</tr>"
+    )
     x_lo, x_hi = state.x_range
     where = "" if x_lo <= readout.x <= x_hi else " (outside the plotted range)"
     note = "" if state.methods else " No method is selected: tick one above."
-    return (f"<div class='log1pexp-readout-values' {_attributes(attributes)}>"
-            f"<b>At x = {format_number(readout.x)}</b> ({dtype}){where}.{note}"
-            f"<table style='border-collapse:collapse'>{header}{''.join(rows)}</table></div>")
+    return (
+        f"<div class='log1pexp-readout-values' {_attributes(attributes)}>"
+        f"<b>At x = {format_number(readout.x)}</b> ({dtype}){where}.{note}"
+        f"<table style='border-collapse:collapse'>{header}{''.join(rows)}</table></div>"
+    )
 
 
 def view_sentence(state: ExplorerState) -> str:
     """The controls' settings in one sentence (for the still picture in slides)."""
     methods = ", ".join(METHOD_LABELS[m] for m in state.methods) or "no method"
     x_lo, x_hi = (format_number(end, "fixed") for end in state.x_range)
-    return (f"dtype {state.dtype}; plot {QUANTITY_LABELS[state.quantity]}; methods: "
-            f"{methods}; x from {x_lo} to {x_hi}; readout x = "
-            f"{format_number(state.readout_x)}")
+    return (
+        f"dtype {state.dtype}; plot {QUANTITY_LABELS[state.quantity]}; methods: "
+        f"{methods}; x from {x_lo} to {x_hi}; readout x = "
+        f"{format_number(state.readout_x)}"
+    )
