@@ -21,7 +21,6 @@ def jacobian_by_rows(f, x):
         tape.watch(x)
         y = f(x)
     m = y.shape[0]
-    rows = [tape.gradient(y, x, output_gradients=tf.one_hot(i, m, dtype=y.dtype))
-            for i in range(m)]
+    rows = [tape.gradient(y, x, output_gradients=tf.one_hot(i, m, dtype=y.dtype)) for i in range(m)]
     del tape
     return tf.stack(rows)
