@@ -400,6 +400,10 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         ),
         (update_with(source=lambda x, average, new: new), "gradient_of_intermediate"),
         (update_with(lambda average, x, decay: decay * x + (1 - decay) * average), "swapped_decay"),
+        (
+            update_with(lambda average, x, decay: decay * average + decay * x),
+            "moving_average_formula",
+        ),
         (update_with(assign=False), "state_not_updated"),
         (update_twice, "wrong_update"),
         (update_with(loss=lambda new: tf.reduce_mean(new**2)), "mean_not_sum"),

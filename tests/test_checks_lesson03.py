@@ -7,6 +7,8 @@ backward, mistake)``, built by the ``custom_gradient`` fixture (tests/conftest.p
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import tensorflow as tf
 
@@ -164,11 +166,9 @@ def test_log1pexp_hint_lists_every_failure_mode(judge, custom_gradient):
     answer = custom_gradient(naive, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)))
     message = judge(check.log1pexp_stable, answer, "forward_overflow").message
     assert "Still 3 failure modes" in message
-    for phrase in (
-        "(1) the value is inf at x = 88.75",
-        "(2) the value is 0.0 at x = -",
-        "(3) the gradient is nan at x = ",
-    ):
+    # The first point listed may be a fresh one just below 88.75 (the first fixed probe).
+    assert re.search(r"\(1\) the value is inf at x = 88\.(7[2-9]|8)", message), message
+    for phrase in ("(2) the value is 0.0 at x = -", "(3) the gradient is nan at x = "):
         assert phrase in message
 
 

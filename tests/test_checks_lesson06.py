@@ -225,6 +225,17 @@ def test_numbers_copied_from_one_run_fail_the_next():
     assert result.status is Status.WRONG and result.mistake != "other", result
 
 
+@pytest.mark.parametrize("check_name", ["multiply_vjp", "matmul_vjp"])
+def test_random_numbers_of_the_right_shape_are_named_as_such(check_name):
+    draw = np.random.default_rng(7)
+
+    def random_gradients(upstream, a, b):
+        return draw.normal(size=a.shape), draw.normal(size=b.shape)
+
+    result = getattr(check, check_name).evaluate(random_gradients)
+    assert (result.status, result.mistake) == (Status.WRONG, "not_repeatable"), result
+
+
 # --- 6.3 matmul_vjp -------------------------------------------------------------------
 
 

@@ -291,20 +291,14 @@ def as_values(
                 "complex_values",
             )
         if dtype is not None and value.dtype != tf.as_dtype(dtype):
-            expected = tf.as_dtype(dtype)
-            if expected == tf.float64 and value.dtype == tf.float32:
-                raise Wrong(
-                    f"{name} returned float32 for a float64 input: somewhere a "
-                    f"float32 constant or cast (tf.constant(...), tf.cast(..., "
-                    f"tf.float32), dtype=tf.float32) lost half the digits. "
-                    f"Build constants with dtype=x.dtype.",
-                    "float32_not_float64",
-                )
-            raise Wrong(
-                f"{name} returned dtype {value.dtype.name}, expected "
-                f"{expected.name}. Keep the input's dtype "
-                f"(mixing in other constants or integers changes it).",
-                "wrong_dtype",
+            raise _dtype_wrong(
+                name,
+                value.dtype.name,
+                tf.as_dtype(dtype).name,
+                casts="somewhere a float32 constant or cast (tf.constant(...), tf.cast(..., "
+                "tf.float32), dtype=tf.float32)",
+                advice="Build constants with dtype=x.dtype.",
+                why=" (mixing in other constants or integers changes it)",
             )
         if not (value.dtype.is_floating or value.dtype.is_integer or value.dtype.is_bool):
             raise Wrong(
@@ -324,17 +318,13 @@ def as_values(
             raise Wrong(f"{name} returned complex numbers; the answer is real.", "complex_values")
         wanted = None if dtype is None else np.dtype(_numpy_dtype(dtype))
         if wanted is not None and array.dtype != wanted:
-            if wanted == np.float64 and array.dtype == np.float32:
-                raise Wrong(
-                    f"{name} returned float32 for a float64 input: a float32 "
-                    f"constant or cast (np.float32(...), dtype=np.float32, "
-                    f".astype(np.float32)) lost half the digits. Keep the "
-                    f"input's dtype.",
-                    "float32_not_float64",
-                )
-            raise Wrong(
-                f"{name} returned dtype {array.dtype}, expected {wanted}. Keep the input's dtype.",
-                "wrong_dtype",
+            raise _dtype_wrong(
+                name,
+                str(array.dtype),
+                str(wanted),
+                casts="a float32 constant or cast (np.float32(...), dtype=np.float32, "
+                ".astype(np.float32))",
+                advice="Keep the input's dtype.",
             )
     if shape is not None and tuple(array.shape) != tuple(shape):
         raise Wrong(
@@ -344,6 +334,21 @@ def as_values(
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
         raise Wrong(f"{name} returned values of type {array.dtype}, not numbers.", "wrong_type")
     return array.astype(np.float64)
+
+
+def _dtype_wrong(name: str, got: str, wanted: str, *, casts: str, advice: str, why: str = ""):
+    """The :class:`Wrong` for a result whose dtype is not the input's (lesson 01 on, via
+    :func:`as_values`): float32 for float64 blamed on the ``casts`` that lose digits,
+    followed by ``advice``; any other dtype named as it is (``why`` adds a cause)."""
+    if wanted == "float64" and got == "float32":
+        return Wrong(
+            f"{name} returned float32 for a float64 input: {casts} lost half the digits. {advice}",
+            "float32_not_float64",
+        )
+    return Wrong(
+        f"{name} returned dtype {got}, expected {wanted}. Keep the input's dtype{why}.",
+        "wrong_dtype",
+    )
 
 
 def _numpy_dtype(dtype):

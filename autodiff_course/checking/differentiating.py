@@ -85,6 +85,7 @@ def observed_call_keeping_errors(answer, *args, name: str | None = None):
 
 
 def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
+    """The answer used no tape, accumulator or ``tf.test.compute_gradient`` (lesson 01)."""
     if log.used_any_autodiff:
         tool = (
             "tf.test.compute_gradient"
@@ -102,6 +103,7 @@ def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
 
 
 def require_output_gradients(log: MethodLog) -> None:
+    """The answer passed the upstream as ``output_gradients=`` (lesson 01)."""
     if not log.calls:
         raise Wrong(
             "The exercise asks for tape.gradient(..., output_gradients=dy), and "
@@ -119,6 +121,8 @@ def require_output_gradients(log: MethodLog) -> None:
 
 
 def forbid_jacobian(log: MethodLog, instead: str) -> None:
+    """No ``tape.jacobian`` or ``batch_jacobian``; ``instead`` says what to build with
+    (lessons 04 and 05)."""
     if log.used_jacobian:
         raise Wrong(
             f"The exercise asks you to build this without tape.jacobian or "
@@ -128,6 +132,7 @@ def forbid_jacobian(log: MethodLog, instead: str) -> None:
 
 
 def require_nested(log: MethodLog) -> None:
+    """One tape differentiated inside another's block, then by it (lessons 04 and 05)."""
     if not log.nested:
         if not log.calls:
             hint = "your function called no tape"
@@ -147,6 +152,7 @@ def require_nested(log: MethodLog) -> None:
 
 
 def require_forward_mode(log: MethodLog) -> None:
+    """A ``ForwardAccumulator``'s ``jvp`` and no ``tf.GradientTape`` (lesson 05)."""
     if not log.used_forward_mode:
         used = (
             "a tf.GradientTape (reverse mode)"

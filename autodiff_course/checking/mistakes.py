@@ -43,6 +43,7 @@ SHARED: dict[str, str] = {
     "reversed_order": "the right values in reverse order",
     "constant_offset": "the right answer plus a constant",
     "hard_coded": "the same numbers whatever the input (hard-coded values)",
+    "not_repeatable": "other numbers for the same input when called again (copied or random)",
     "zeros": "zeros where the answer is not zero",
     "nan_or_inf": "nan or inf where the answer is finite",
     "approximation": "close, but only as close as an approximation gets",

@@ -185,6 +185,13 @@ def _is_numpy(value) -> bool:
     )
 
 
+def saved_attributes(owner, *names: str) -> dict:
+    """``{(owner, name): owner.name}`` for each name: what to put back once an
+    instrument that replaced them is removed (lesson 01's :func:`observe`, and
+    :func:`.recording.record_operations` from lesson 02 on)."""
+    return {(owner, name): getattr(owner, name) for name in names}
+
+
 def _install() -> None:
     import tensorflow as tf
     from tensorflow.python.eager import backprop
@@ -194,18 +201,20 @@ def _install() -> None:
     tape_class = backprop.GradientTape
     accumulator_class = forwardprop.ForwardAccumulator
     originals = {
-        (tape_class, "__init__"): tape_class.__init__,
-        (tape_class, "__enter__"): tape_class.__enter__,
-        (tape_class, "__exit__"): tape_class.__exit__,
-        (tape_class, "watch"): tape_class.watch,
-        (tape_class, "gradient"): tape_class.gradient,
-        (tape_class, "jacobian"): tape_class.jacobian,
-        (tape_class, "batch_jacobian"): tape_class.batch_jacobian,
-        (tape_class, "stop_recording"): tape_class.stop_recording,
-        (accumulator_class, "__init__"): accumulator_class.__init__,
-        (accumulator_class, "jvp"): accumulator_class.jvp,
-        (record, "record_operation"): record.record_operation,
-        (tf.test, "compute_gradient"): tf.test.compute_gradient,
+        **saved_attributes(
+            tape_class,
+            "__init__",
+            "__enter__",
+            "__exit__",
+            "watch",
+            "gradient",
+            "jacobian",
+            "batch_jacobian",
+            "stop_recording",
+        ),
+        **saved_attributes(accumulator_class, "__init__", "jvp"),
+        **saved_attributes(record, "record_operation"),
+        **saved_attributes(tf.test, "compute_gradient"),
     }
     _originals.update(originals)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from .observing import saved_attributes
+
 _FLAT = ", which TensorFlow gives no gradient (it is flat almost everywhere)"
 FLAT_OPS = {
     "Round": "tf.round" + _FLAT,
@@ -176,13 +178,11 @@ def record_operations(provenance: Provenance):
 
     tensor_base = ops._EagerTensorBase
     kinds = (ops.EagerTensor, resource_variable_ops.BaseResourceVariable)
+    conversions = ("numpy", "__array__", "__float__", "__int__")
     saved = {
-        (pywrap_tfe, "TFE_Py_FastPathExecute"): pywrap_tfe.TFE_Py_FastPathExecute,
-        (execute, "execute"): execute.execute,
-        (tensor_base, "numpy"): tensor_base.numpy,
-        (tensor_base, "__array__"): tensor_base.__array__,
-        (tensor_base, "__float__"): tensor_base.__float__,
-        (tensor_base, "__int__"): tensor_base.__int__,
+        **saved_attributes(pywrap_tfe, "TFE_Py_FastPathExecute"),
+        **saved_attributes(execute, "execute"),
+        **saved_attributes(tensor_base, *conversions),
     }
 
     def tensors(values) -> list:
@@ -223,7 +223,7 @@ def record_operations(provenance: Provenance):
 
     pywrap_tfe.TFE_Py_FastPathExecute = fast_path_execute
     execute.execute = slow_execute
-    for method in ("numpy", "__array__", "__float__", "__int__"):
+    for method in conversions:
         setattr(tensor_base, method, conversion(method))
     try:
         yield

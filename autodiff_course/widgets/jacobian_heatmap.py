@@ -126,6 +126,20 @@ class JacobianStructure:
         return float(np.abs(self.batch_jacobian - self.column_sums).max())
 
     @property
+    def blocks_in_words(self) -> str:
+        """In words: is the full Jacobian block-diagonal (examples independent)?"""
+        if self.cross_example_max < 1e-6:
+            return "block-diagonal: no example depends on another"
+        return "NOT block-diagonal: examples depend on each other"
+
+    @property
+    def verdict(self) -> str:
+        """In words: does batch_jacobian equal the diagonal blocks?"""
+        if self.difference_from_diagonal < 1e-5:
+            return "batch_jacobian equals the diagonal blocks"
+        return "batch_jacobian does NOT equal the diagonal blocks: it sums each column of blocks"
+
+    @property
     def colour_limit(self) -> float:
         """The largest |entry| of either Jacobian: the ends of the colour scale."""
         return max(float(np.abs(self.full).max()), float(np.abs(self.batch_jacobian).max()), 1e-6)
@@ -209,35 +223,19 @@ def render_png(structure: JacobianStructure) -> bytes:
     return figure_png(render_figure(structure))
 
 
-def _verdict(structure: JacobianStructure) -> tuple[str, str]:
-    independent = structure.cross_example_max < 1e-6
-    matches_diagonal = structure.difference_from_diagonal < 1e-5
-    if independent:
-        blocks = "block-diagonal: no example depends on another"
-    else:
-        blocks = "NOT block-diagonal: examples depend on each other"
-    if matches_diagonal:
-        verdict = "batch_jacobian equals the diagonal blocks"
-    else:
-        verdict = "batch_jacobian does NOT equal the diagonal blocks: it sums each column of blocks"
-    return blocks, verdict
-
-
 def render_text(structure: JacobianStructure) -> str:
-    blocks, verdict = _verdict(structure)
     return (
         f"Jacobian heatmap: layer = {structure.layer}, batch = {structure.batch}. "
         f"jacobian shape {structure.full.shape}, batch_jacobian shape "
         f"{structure.batch_jacobian.shape}. Largest cross-example entry "
-        f"{structure.cross_example_max:.6f} ({blocks}). Largest difference of "
+        f"{structure.cross_example_max:.6f} ({structure.blocks_in_words}). Largest difference of "
         f"batch_jacobian from the diagonal blocks {structure.difference_from_diagonal:.6f}, "
         f"from the column sums of blocks {structure.difference_from_column_sums:.6f} "
-        f"({verdict})."
+        f"({structure.verdict})."
     )
 
 
 def render_html(structure: JacobianStructure) -> str:
-    blocks, verdict = _verdict(structure)
     rows = [
         ("largest cross-example entry |J[b', :, b, :]|, b' ≠ b", structure.cross_example_max),
         (
@@ -255,14 +253,14 @@ def render_html(structure: JacobianStructure) -> str:
     return (
         f"<div class='jacobian-heatmap-readout' data-layer='{structure.layer}' "
         f"data-batch='{structure.batch}'><b>{structure.layer}, batch = "
-        f"{structure.batch}</b>: the full Jacobian is {blocks}; {verdict}."
+        f"{structure.batch}</b>: the full Jacobian is {structure.blocks_in_words}; "
+        f"{structure.verdict}."
         f"<table style='border-collapse:collapse'>{table}</table></div>"
     )
 
 
 def alt_text(structure: JacobianStructure) -> str:
     """The picture's text alternative: what the two heatmaps show."""
-    blocks, verdict = _verdict(structure)
     rows, columns = structure.batch * OUTS, structure.batch * INS
     limit = structure.colour_limit
     return (
@@ -270,9 +268,9 @@ def alt_text(structure: JacobianStructure) -> str:
         f"{structure.batch}, coloured from blue (-{limit:.2f}) through white (0) to red "
         f"(+{limit:.2f}). Left: tape.jacobian, shape {structure.full.shape}, drawn as a "
         f"{rows} by {columns} matrix of {structure.batch} by {structure.batch} blocks; "
-        f"it is {blocks} (largest cross-example entry "
+        f"it is {structure.blocks_in_words} (largest cross-example entry "
         f"{structure.cross_example_max:.6f}). Right: tape.batch_jacobian, shape "
-        f"{structure.batch_jacobian.shape}, drawn on the diagonal blocks; {verdict}."
+        f"{structure.batch_jacobian.shape}, drawn on the diagonal blocks; {structure.verdict}."
     )
 
 

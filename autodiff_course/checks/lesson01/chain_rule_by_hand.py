@@ -11,14 +11,13 @@ from ...checking import Wrong
 from ...checking import as_values
 from ...checking import exercise
 from ...checking import fresh_rng
-from ...checking import judge
 from ...checking import observed_call
 from ...checking import points
 from ...checking import require_by_hand
 from ...checking import tensor
 from ...log1pexp import reference_sigmoid as _sigmoid
 from ...log1pexp import reference_softplus as _softplus
-from .shared import _tolerance
+from .shared import _judge
 
 
 def _chain_slips(x):
@@ -150,11 +149,12 @@ def logistic_derivative(answer):
                 "wrong_outer_factor",
             )
 
-        judge(
+        _judge(
             got,
             expected,
-            _tolerance(dtype, LOGISTIC_TOL32, LOGISTIC_TOL64),
-            dtype=dtype,
+            dtype,
+            LOGISTIC_TOL32,
+            LOGISTIC_TOL64,
             at=x_values,
             what="your derivative",
             fallback=outer_power,

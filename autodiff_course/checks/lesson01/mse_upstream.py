@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import FLOAT32
-from ...checking import FLOAT64
 from ...checking import Wrong
 from ...checking import as_values
 from ...checking import exercise
 from ...checking import fresh_rng
-from ...checking import judge
 from ...checking import matches
 from ...checking import observed_call
 from ...checking import require_by_hand
 from ...checking import signed
 from ...checking import tensor
 from .shared import _dy_mistakes
+from .shared import _judge
 from .shared import _residuals
 from .shared import _shape_of
-from .shared import _tolerance
 from .shared import _vector_size
 
 
@@ -113,11 +110,10 @@ def upstream_dy(answer):
                 "wrong_dy",
             )
 
-        judge(
+        _judge(
             got,
             expected,
-            _tolerance(dtype, FLOAT32, FLOAT64),
-            dtype=dtype,
+            dtype,
             fallback=linear_fit,
             what="your dy",
             known=known,

@@ -1,12 +1,16 @@
 """What the checks of lesson 01 share: the shape of what came back, the tolerance of
-a probe's dtype, and for exercises 1.3 and 1.4 the residuals of the regression probes
-and the mistakes learners make in the upstream gradient dy of a mean squared error."""
+a probe's dtype (and judging under it), and for exercises 1.3 and 1.4 the residuals
+of the regression probes and the mistakes learners make in the upstream gradient dy
+of a mean squared error."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...checking import FLOAT32
+from ...checking import FLOAT64
 from ...checking import Tolerance
+from ...checking import judge
 from ...checking import shape_of
 from ...checking import signed
 
@@ -21,6 +25,14 @@ def _shape_of(value):
 
 def _tolerance(dtype: str, float32: Tolerance, float64: Tolerance) -> Tolerance:
     return float64 if dtype == "float64" else float32
+
+
+def _judge(
+    got, expected, dtype: str, float32: Tolerance = FLOAT32, float64: Tolerance = FLOAT64, **how
+) -> None:
+    """:func:`judge` under the tolerance of the probe's ``dtype``: ``float32`` or
+    ``float64``, the checker's own unless the exercise needs an absolute floor."""
+    judge(got, expected, _tolerance(dtype, float32, float64), dtype=dtype, **how)
 
 
 def _residuals(rng, shape):

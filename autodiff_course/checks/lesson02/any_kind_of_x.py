@@ -8,7 +8,6 @@ from ...checking import Wrong
 from ...checking import as_values
 from ...checking import diagnose_mistake
 from ...checking import exercise
-from ...checking import explain_difference
 from ...checking import fresh_rng
 from ...checking import matches
 from ...checking import raise_if_missing
@@ -16,8 +15,7 @@ from ...checking import raise_if_partly_cut
 from ...checking import raise_if_zeros_hide
 from ...checking import signed
 from .shared import _float32_for_float64
-from .shared import _labelled
-from .shared import _raise_generic_then_weak
+from .shared import _raise_difference
 from .shared import _raise_if_float32_inside
 from .shared import _run
 from .shared import _show
@@ -181,29 +179,17 @@ def derivative(answer):
         raise_if_missing(run, prefix=where, hidden=True)
         diagnose_mistake(got, known, **tolerance)
         raise_if_partly_cut(run, prefix=where)
-        _raise_generic_then_weak(
+        _raise_difference(
             run,
             got,
             expected,
             label=where[:-2],
             probe="x",
-            prefix=where,
             batch=points.size,
             at=points,
             what="your derivative",
             tolerance=tolerance,
-        )
-        raise _labelled(
-            where[:-2],
-            explain_difference(
-                got,
-                expected,
-                at=points,
-                batch=points.size,
-                what="your derivative",
-                summary=f"{where}not the derivative of the f the check passed in.",
-                **tolerance,
-            ),
+            summary=f"{where}not the derivative of the f the check passed in.",
         )
     return (
         "For a fresh f and every kind of x (float32 and float64 tensors, an int32 "

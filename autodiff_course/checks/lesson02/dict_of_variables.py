@@ -17,10 +17,9 @@ from ...checking import fresh_rng
 from ...checking import matches
 from ...checking import raise_if_missing
 from ...checking import raise_if_partly_cut
-from .shared import _labelled
 from .shared import _linear_data
 from .shared import _mse_gradients
-from .shared import _raise_generic_then_weak
+from .shared import _raise_difference
 from .shared import _raise_if_float32_inside
 from .shared import _run
 from .shared import _tolerance
@@ -238,28 +237,17 @@ def parameter_gradients(answer):
                 f"'{bad}' is not. {detail}",
                 "wrong_gradient",
             )
-        _raise_generic_then_weak(
+        _raise_difference(
             run,
             got,
             expected,
             label=label,
             probe="params",
-            prefix=f"{label}: ",
             batch=n,
             what="your result",
             tolerance=tolerance,
-        )
-        raise _labelled(
-            label,
-            explain_difference(
-                got,
-                expected,
-                batch=n,
-                what="your result",
-                summary=f"{label}: not the gradients of mean((x w + b - y)**2) "
-                "(the values are w's gradients, then b's).",
-                **tolerance,
-            ),
+            summary=f"{label}: not the gradients of mean((x w + b - y)**2) "
+            "(the values are w's gradients, then b's).",
         )
     return (
         "Your gradients match d(loss)/dw and d(loss)/db for fresh data in float32 "

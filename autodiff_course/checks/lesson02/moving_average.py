@@ -8,7 +8,6 @@ from ...checking import Wrong
 from ...checking import as_values
 from ...checking import diagnose_mistake
 from ...checking import exercise
-from ...checking import explain_difference
 from ...checking import fresh_rng
 from ...checking import matches
 from ...checking import raise_if_missing
@@ -16,8 +15,7 @@ from ...checking import raise_if_partly_cut
 from ...checking import raise_if_zeros_hide
 from ...checking import signed
 from .shared import _float32_for_float64
-from .shared import _labelled
-from .shared import _raise_generic_then_weak
+from .shared import _raise_difference
 from .shared import _raise_if_float32_inside
 from .shared import _run
 from .shared import _show
@@ -145,6 +143,13 @@ def update_and_differentiate(answer):
                 2 * (1 - decay) * (start + (1 - decay) * step),
             ),
             (
+                "moving_average_formula",
+                f"{label}: x is weighted by decay in your new average, like the old "
+                "average: the two weights must add up to 1, so x gets (1 - decay): "
+                "new_average = decay * average + (1 - decay) * x.",
+                2 * decay * (decay * start + decay * step),
+            ),
+            (
                 "scale_factor",
                 f"{label}: your gradient is half the right size: the loss is "
                 "sum(new_average**2), without a factor 1/2 in front.",
@@ -174,27 +179,16 @@ def update_and_differentiate(answer):
         _raise_if_float32_inside(run, got, expected, dtype, label)
         diagnose_mistake(got, known, **tolerance)
         raise_if_partly_cut(run, probe="x", prefix=f"{label}: ")
-        _raise_generic_then_weak(
+        _raise_difference(
             run,
             got,
             expected,
             label=label,
             probe="x",
-            prefix=f"{label}: ",
             batch=m,
             what="your gradient",
             tolerance=tolerance,
-        )
-        raise _labelled(
-            label,
-            explain_difference(
-                got,
-                expected,
-                batch=m,
-                what="your gradient",
-                summary=f"{label}: not d/dx sum((decay * average + (1 - decay) * x)**2).",
-                **tolerance,
-            ),
+            summary=f"{label}: not d/dx sum((decay * average + (1 - decay) * x)**2).",
         )
     return (
         "For float32 and float64, with x a variable and a plain tensor, your "

@@ -12,6 +12,7 @@ from ...checking import FLOAT32
 from ...checking import Run
 from ...checking import Wrong
 from ...checking import describe_difference
+from ...checking import explain_difference
 from ...checking import generic_mistake
 from ...checking import matches
 from ...checking import raise_if_partly_cut
@@ -50,27 +51,33 @@ def _run(answer, *args, name: str | None = None) -> Run:
     return run_answer(answer, *args, name=name, name_cause=_named)
 
 
-def _raise_generic_then_weak(
+def _raise_difference(
     run: Run,
     got,
     expected,
     *,
     label: str,
     probe: str,
-    prefix: str,
-    batch=None,
     what: str,
-    at=None,
+    summary: str,
     tolerance: dict,
+    batch=None,
+    at=None,
 ) -> None:
-    """A generic numerical pattern that fits exactly, else weaker evidence of a cut."""
+    """Raise the verdict on values that differ: a generic numerical pattern that fits
+    exactly, else weaker evidence of a cut path, else the difference itself (opened
+    with ``summary``), each opened with the probe's ``label``."""
     found = generic_mistake(got, expected, batch=batch, what=what, **tolerance)
     if found is not None:
         code, hint = found
         raise _labelled(
             label, Wrong(f"{hint} {describe_difference(got, expected, at, **tolerance)}", code)
         )
-    raise_if_partly_cut(run, probe=probe, prefix=prefix, strong=False)
+    raise_if_partly_cut(run, probe=probe, prefix=f"{label}: ", strong=False)
+    explained = explain_difference(
+        got, expected, at=at, batch=batch, what=what, summary=summary, **tolerance
+    )
+    raise _labelled(label, explained)
 
 
 def _labelled(label: str, wrong: Wrong) -> Wrong:

@@ -10,18 +10,16 @@ from ...checking import Wrong
 from ...checking import as_values
 from ...checking import diagnose_mistake
 from ...checking import exercise
-from ...checking import explain_difference
 from ...checking import first_missing
 from ...checking import fresh_rng
 from ...checking import matches
 from ...checking import raise_if_missing
 from ...checking import raise_if_partly_cut
 from .shared import _hint
-from .shared import _labelled
 from .shared import _linear_data
 from .shared import _mse_gradients
 from .shared import _named
-from .shared import _raise_generic_then_weak
+from .shared import _raise_difference
 from .shared import _raise_if_float32_inside
 from .shared import _run
 from .shared import _show
@@ -255,25 +253,15 @@ def train(answer):
                 "once per variable, with that step's gradient.",
                 "wrong_update",
             )
-        _raise_generic_then_weak(
+        _raise_difference(
             run,
             got,
             expected,
             label=label,
             probe="params",
-            prefix=f"{label}: ",
             what="your losses",
             tolerance=tolerance,
-        )
-        raise _labelled(
-            label,
-            explain_difference(
-                got,
-                expected,
-                what="your losses",
-                summary=f"{label}: not the losses of gradient descent on mean((x w + b - y)**2).",
-                **tolerance,
-            ),
+            summary=f"{label}: not the losses of gradient descent on mean((x w + b - y)**2).",
         )
     return (
         "In float32 and float64, on fresh data, your loop's losses and the variables' "

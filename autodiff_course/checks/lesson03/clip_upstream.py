@@ -15,11 +15,11 @@ from ...checking import matches
 from ...checking import signed
 from .shared import _as_dtype
 from .shared import _input_gradient
+from .shared import _judge_value
 from .shared import _record
 from .shared import _regrad
 from .shared import _require_rule_ran
 from .shared import _tf
-from .shared import _value_fallback
 from .shared import _wrong_gradient
 
 CLIP_FIXED_X = [-2.0, -1.0, -0.3, 0.0, 0.3, 1.0, 2.0]
@@ -80,29 +80,28 @@ def clipped_upstream(answer):
         tolerance = FLOAT32 if dtype is np.float32 else FLOAT64
         recorded = _record(answer, tf.constant(x_in), name)
         values = as_values(recorded.value, name=name, shape=x.shape, dtype=x_in.dtype)
-        if not matches(values, x**3, tolerance.rtol, tolerance.atol):
-            raise _value_fallback(
-                values,
-                x**3,
-                summary="The forward value should be x**3.",
-                x=x,
-                tolerance=tolerance,
-                what="your forward value",
-                known=[
-                    (
-                        "clipped_forward",
-                        "Your forward clips the value; the layer's output "
-                        "is x**3 unchanged. Only the backward rule clips.",
-                        np.clip(x**3, -1.0, 1.0),
-                    ),
-                    (
-                        "clipped_forward",
-                        "Your forward clips x before cubing; the layer's "
-                        "output is x**3 unchanged. Only the backward rule clips.",
-                        np.clip(x, -1.0, 1.0) ** 3,
-                    ),
-                ],
-            )
+        _judge_value(
+            values,
+            x**3,
+            summary="The forward value should be x**3.",
+            x=x,
+            tolerance=tolerance,
+            what="your forward value",
+            known=[
+                (
+                    "clipped_forward",
+                    "Your forward clips the value; the layer's output "
+                    "is x**3 unchanged. Only the backward rule clips.",
+                    np.clip(x**3, -1.0, 1.0),
+                ),
+                (
+                    "clipped_forward",
+                    "Your forward clips x before cubing; the layer's "
+                    "output is x**3 unchanged. Only the backward rule clips.",
+                    np.clip(x, -1.0, 1.0) ** 3,
+                ),
+            ],
+        )
         gradient = _input_gradient(recorded, up, x.shape, x_in.dtype)
         local = 3.0 * x**2
         if not recorded.log.used_custom_gradient and matches(gradient, up * local, 1e-4):

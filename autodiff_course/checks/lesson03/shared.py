@@ -120,6 +120,26 @@ def _fallback(wrong: Wrong, code: str) -> Wrong:
     return Wrong(wrong.hint, code) if wrong.mistake == "other" else wrong
 
 
+def _described(values, expected, x, tolerance) -> str:
+    """:func:`describe_difference` at the points ``x``, under the check's ``tolerance``."""
+    return describe_difference(values, expected, at=x, rtol=tolerance.rtol, atol=tolerance.atol)
+
+
+def _explained(values, expected, *, summary, x, tolerance, what, known=()) -> Wrong:
+    """:func:`explain_difference` at the points ``x``, under the check's ``tolerance``:
+    the last word on a wrong value or a wrong gradient."""
+    return explain_difference(
+        values,
+        expected,
+        summary=summary,
+        at=x,
+        rtol=tolerance.rtol,
+        atol=tolerance.atol,
+        what=what,
+        known=known,
+    )
+
+
 def _value_fallback(values, expected, *, summary, x, tolerance, what, known=()) -> Wrong:
     """The verdict on a wrong forward value: known slips, a constant offset, the rest.
 
@@ -137,24 +157,22 @@ def _value_fallback(values, expected, *, summary, x, tolerance, what, known=()) 
                 return Wrong(
                     f"{what.capitalize()} is the right one plus {offset:.6g} at "
                     f"every point: a constant term was added or dropped. "
-                    + describe_difference(
-                        values, expected, at=x, rtol=tolerance.rtol, atol=tolerance.atol
-                    ),
+                    + _described(values, expected, x, tolerance),
                     "constant_offset",
                 )
-    return _fallback(
-        explain_difference(
-            values,
-            expected,
-            summary=summary,
-            at=x,
-            rtol=tolerance.rtol,
-            atol=tolerance.atol,
-            what=what,
-            known=known,
-        ),
-        "wrong_value",
+    wrong = _explained(
+        values, expected, summary=summary, x=x, tolerance=tolerance, what=what, known=known
     )
+    return _fallback(wrong, "wrong_value")
+
+
+def _judge_value(values, expected, *, summary, x, tolerance, what, known=()) -> None:
+    """Return quietly when the forward value matches ``expected`` under ``tolerance``,
+    else raise :func:`_value_fallback`'s verdict on it."""
+    if not matches(values, expected, tolerance.rtol, tolerance.atol):
+        raise _value_fallback(
+            values, expected, summary=summary, x=x, tolerance=tolerance, what=what, known=known
+        )
 
 
 def _reduced(got, expected, what: str) -> None:
@@ -214,9 +232,7 @@ def _blame_the_rule(regrad, up, got, expected_local, x, tolerance, local_name, c
     raise Wrong(
         f"Your grad_fn handles the upstream right (its result scales with it), but "
         f"the local derivative it multiplies by is not {local_name}. "
-        + describe_difference(
-            local, expected_local, at=x, rtol=tolerance.rtol, atol=tolerance.atol
-        ),
+        + _described(local, expected_local, x, tolerance),
         "wrong_local_derivative",
     )
 
@@ -241,15 +257,8 @@ def _wrong_gradient(
     patterns, then whether the rule mishandles the upstream or its local derivative
     (:func:`_blame_the_rule`, when ``regrad`` is given), then a point that differs."""
     _reduced(gradient, expected, what)
-    wrong = explain_difference(
-        gradient,
-        expected,
-        summary=summary,
-        at=x,
-        rtol=tolerance.rtol,
-        atol=tolerance.atol,
-        what=what,
-        known=known,
+    wrong = _explained(
+        gradient, expected, summary=summary, x=x, tolerance=tolerance, what=what, known=known
     )
     if wrong.mistake == "other" and regrad is not None:
         _blame_the_rule(regrad, up, gradient, local, x, tolerance, local_name, clip=clip)

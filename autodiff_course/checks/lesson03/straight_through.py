@@ -11,11 +11,11 @@ from ...checking import as_values
 from ...checking import close_points
 from ...checking import diagnose_mistake
 from ...checking import exercise
-from ...checking import explain_difference
 from ...checking import fresh_rng
 from ...checking import matches
 from ...checking import upstream as draw_upstream
 from .shared import _as_dtype
+from .shared import _explained
 from .shared import _fallback
 from .shared import _fresh
 from .shared import _input_gradient
@@ -84,13 +84,12 @@ def binarize_ste(answer):
                     "sign_at_zero",
                 )
             raise _fallback(
-                explain_difference(
+                _explained(
                     values,
                     expected_value,
                     summary="The forward value should be tf.sign(x).",
-                    at=x,
-                    rtol=tolerance.rtol,
-                    atol=tolerance.atol,
+                    x=x,
+                    tolerance=tolerance,
                     what="your forward value",
                     known=[
                         (

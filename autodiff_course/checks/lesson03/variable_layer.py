@@ -21,11 +21,11 @@ from ...log1pexp import reference_softplus as _softplus
 from .shared import _as_dtype
 from .shared import _explain_none
 from .shared import _gradients
+from .shared import _judge_value
 from .shared import _record
 from .shared import _regrad
 from .shared import _require_rule_ran
 from .shared import _tf
-from .shared import _value_fallback
 from .shared import _wrong_gradient
 from .stable_log1pexp import _failure_modes
 from .stable_log1pexp import _quiet_ok
@@ -127,22 +127,21 @@ def scaled_softplus(answer):
                 forward=_quiet_ok(wx, values, expected_value, tolerance),
             )
         )
-        if not matches(values, expected_value, tolerance.rtol, tolerance.atol):
-            raise _value_fallback(
-                values,
-                expected_value,
-                summary="The layer's value should be softplus(w * x).",
-                x=x,
-                tolerance=tolerance,
-                what="the layer's value",
-                known=[
-                    (
-                        "value_not_scaled_inside",
-                        "The layer returns w * softplus(x); it should be softplus(w * x).",
-                        w_val * _softplus(x),
-                    )
-                ],
-            )
+        _judge_value(
+            values,
+            expected_value,
+            summary="The layer's value should be softplus(w * x).",
+            x=x,
+            tolerance=tolerance,
+            what="the layer's value",
+            known=[
+                (
+                    "value_not_scaled_inside",
+                    "The layer returns w * softplus(x); it should be softplus(w * x).",
+                    w_val * _softplus(x),
+                )
+            ],
+        )
         try:
             grad_x, grad_w = _gradients(recorded, up, [recorded.inputs[0], w])
         except Wrong as wrong:

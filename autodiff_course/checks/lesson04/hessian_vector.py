@@ -90,6 +90,11 @@ def _explain_outer_target(log, got, hessian, v_values, tol: Tolerance, atol) -> 
 
 _HVP_BETWEEN = " (here the product with v), or pass v as output_gradients instead"
 
+_JACOBIAN_HINT_44 = (
+    "H @ v comes from one more backward pass through the gradient, the gradient of "
+    "sum(g * v), never from H itself."
+)
+
 _FORWARD_OVER_REVERSE_HINT = (
     "Your function computed H @ v forward over reverse (a ForwardAccumulator around the "
     "gradient), the route the lesson showed above. This exercise asks for the other "
@@ -125,11 +130,7 @@ def hvp(answer):
         x, v = tensor(x_values, dtype), tensor(v_values, dtype)
         value, run, wrong = _call(answer, function, x, v, name="`hvp`")
         log = run.log
-        forbid_jacobian(
-            log,
-            "H @ v comes from one more backward pass through the "
-            "gradient, the gradient of sum(g * v), never from H itself.",
-        )
+        forbid_jacobian(log, _JACOBIAN_HINT_44)
         if log.accumulators:
             raise Wrong(_FORWARD_OVER_REVERSE_HINT, "forward_over_reverse")
         if value is None or wrong is not None:

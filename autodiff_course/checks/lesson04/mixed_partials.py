@@ -113,6 +113,12 @@ def _mixed_mistakes(parts):
     ]
 
 
+_JACOBIAN_HINT_42 = (
+    "for element-wise functions the outer gradient of dz/dx already is the "
+    "element-by-element mixed partial; a Jacobian forms a whole matrix only to keep its "
+    "diagonal, and its shape is x.shape + y.shape."
+)
+
 _STRUCTURAL_NONE_HINT = (
     "Right for the functions whose x-slope depends on y, but for f = x**2 + cos(y) "
     "your function returned None (or failed on it). That None is no mistake of the "
@@ -152,13 +158,7 @@ def mixed_partial(answer):
         x, y = tensor(x_values, dtype), tensor(y_values, dtype)
         value, run, wrong = _call(answer, function, x, y, name="`mixed_partial`")
         log = run.log
-        forbid_jacobian(
-            log,
-            "for element-wise functions the outer gradient of dz/dx "
-            "already is the element-by-element mixed partial; a Jacobian "
-            "forms a whole matrix only to keep its diagonal, and its shape is "
-            "x.shape + y.shape.",
-        )
+        forbid_jacobian(log, _JACOBIAN_HINT_42)
         if structural and (value is None or wrong is not None):
             raise Wrong(_STRUCTURAL_NONE_HINT, "structural_none")
         if value is None or wrong is not None:

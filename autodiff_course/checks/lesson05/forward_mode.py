@@ -139,7 +139,6 @@ def forward_jacobian_any_shape(answer):
             expected,
             dtype,
             log=log,
-            summary="Not the Jacobian of f at x.",
             known=[
                 (
                     "columns_misplaced",

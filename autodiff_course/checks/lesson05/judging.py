@@ -14,6 +14,8 @@ from .shared import _tf
 from .shared import _tolerance
 from .shared import _used_autodiff
 
+JACOBIAN_SUMMARY = "Not the Jacobian of f at x."
+
 
 def _known(got, expected, dtype, known) -> None:
     """Raise the hint of the first known mistake that ``got`` matches.
@@ -111,7 +113,16 @@ def _looks_estimated(got, expected) -> bool:
 
 
 def _judge(
-    got, expected, dtype, *, summary, known=(), batch=None, log=None, at=None, repeated=None
+    got,
+    expected,
+    dtype,
+    *,
+    summary=JACOBIAN_SUMMARY,
+    known=(),
+    batch=None,
+    log=None,
+    at=None,
+    repeated=None,
 ):
     """Raise the best :class:`Wrong` for ``got`` unless it matches ``expected``.
 
@@ -119,7 +130,8 @@ def _judge(
     order, or one slice repeated (``repeated = (axis, name, what varies)``); float64
     results that carry only
     float32 precision; estimates made without automatic differentiation (finite
-    differences); the generic patterns; a point that really differs.
+    differences); the generic patterns; a point that really differs, after ``summary``
+    (by default: not the Jacobian of the exercise's f, as in exercises 5.2 and 5.6).
     """
     tol = _tolerance(dtype, expected)
     if matches(got, expected, **tol):

@@ -148,7 +148,6 @@ def jacobian_by_rows(answer):
             expected,
             dtype,
             log=log,
-            summary="Not the Jacobian of f at x.",
             repeated=(0, "row", "row i is the gradient of y[i] alone"),
             known=[
                 (

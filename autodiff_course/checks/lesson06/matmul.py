@@ -10,16 +10,17 @@ from ...checking import exercise
 from ...checking import fresh_rng
 from ...checking import require_callable
 from ...checking import sizes as draw_sizes
-from ...checking import tolerance_for
 from ...checking import upstream as fresh_upstream
 from .shared import _changed
 from .shared import _close
 from .shared import _diagnose_pair
+from .shared import _doubled
 from .shared import _fallback
 from .shared import _in_place_hint
 from .shared import _numbers
 from .shared import _shape_of
 from .shared import _snapshot
+from .shared import _terms_tolerance
 from .shared import _two_gradients
 from .shared import _values
 
@@ -242,7 +243,6 @@ def matmul_vjp(answer):
                 ),
             ),
         ]
-        tolerance = tolerance_for(dtype)
         for right, got, expected, size, name, formula, known in per_gradient:
             if right:
                 continue
@@ -251,16 +251,13 @@ def matmul_vjp(answer):
                 for code, hint, values in known
                 if values is not None and values.shape == got.shape
             ]
-            index = 0 if name == "grad_a" else 1
             raise _fallback(
                 got,
                 expected,
-                rtol=tolerance.rtol,
-                atol=tolerance.rtol * float(np.max(size)),
+                **_terms_tolerance(dtype, size),
                 known=known,
-                again=lambda: _two_gradients(
-                    call_answer(answer, 2 * upstream, a.copy(), b.copy(), name="`matmul_vjp`")
-                )[index],
+                again=_doubled(answer, "`matmul_vjp`", (upstream, a, b), name),
+                repeat=_doubled(answer, "`matmul_vjp`", (upstream, a, b), name, factor=1),
                 local=(
                     "b, through the sum over j" if name == "grad_a" else "a, through the sum over i"
                 )

@@ -10,17 +10,18 @@ from ...checking import exercise
 from ...checking import fresh_rng
 from ...checking import require_callable
 from ...checking import sizes as draw_sizes
-from ...checking import tolerance_for
 from ...checking import upstream as fresh_upstream
 from .shared import _changed
 from .shared import _close
 from .shared import _diagnose_pair
+from .shared import _doubled
 from .shared import _fallback
 from .shared import _in_place_hint
 from .shared import _is_tape_tensor
 from .shared import _numbers
 from .shared import _shape_of
 from .shared import _snapshot
+from .shared import _terms_tolerance
 from .shared import _two_gradients
 from .shared import _values
 
@@ -262,17 +263,13 @@ def multiply_vjp(answer):
                 _sum_to_shape(upstream * other_value, shape, np.mean),
             ),
         ]
-        tolerance = tolerance_for(dtype)
-        index = 0 if name == "grad_a" else 1
         raise _fallback(
             got,
             expected,
-            rtol=tolerance.rtol,
-            atol=tolerance.rtol * float(np.max(size)),
+            **_terms_tolerance(dtype, size),
             known=[(code, hint, value) for code, hint, value in single if value.shape == got.shape],
-            again=lambda: _two_gradients(
-                call_answer(answer, 2 * upstream, a.copy(), b.copy(), name="`multiply_vjp`")
-            )[index],
+            again=_doubled(answer, "`multiply_vjp`", (upstream, a, b), name),
+            repeat=_doubled(answer, "`multiply_vjp`", (upstream, a, b), name, factor=1),
             local=f"{other}, summed back to {shape}",
             summary=(
                 f"For {case_text}, {name} should be upstream times the other input, "

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...checking import Wrong
 from ...checking import as_values
+from ...checking import call_answer
 from ...checking import describe_difference
 from ...checking import explain_difference
 from ...checking import generic_mistake
@@ -145,15 +146,37 @@ def _upstream_hint(what: str, where: str, local: str) -> Wrong:
 
 
 def _fallback(
-    got, expected, *, again, summary, what, rtol, atol, local, at=None, known=(), mixed=None
+    got,
+    expected,
+    *,
+    again,
+    summary,
+    what,
+    rtol,
+    atol,
+    local,
+    at=None,
+    known=(),
+    mixed=None,
+    repeat=None,
 ) -> Wrong:
     """The last hint for a wrong gradient: a known mistake, a generic pattern (sign,
-    scale, ...), then whether it scales with the upstream (``again()`` returns the result
-    for a doubled upstream; ``mixed()``, when given, a Wrong if a linear rule still mixes
-    the upstreams of different points), and only then a point that differs."""
+    scale, ...), then, when ``repeat()`` (the result for the very same arguments) differs,
+    numbers that do not come from the arguments; then whether it scales with the upstream
+    (``again()`` returns the result for a doubled upstream; ``mixed()``, when given, a
+    Wrong if a linear rule still mixes the upstreams of different points), and only then
+    a point that differs."""
     for code, hint, values in known:
         if matches(got, values, rtol=max(rtol, 1e-6), atol=atol):
             return Wrong(hint, code)
+    if repeat is not None and _not_repeatable(got, repeat):
+        return Wrong(
+            f"Called a second time with the very same upstream, a and b, your function "
+            f"returned other numbers for {what}: they do not come from its arguments "
+            f"(numbers copied from an earlier run, or drawn at random). A rule computes "
+            f"its gradients from upstream, a and b alone.",
+            "not_repeatable",
+        )
     if generic_mistake(got, expected, rtol=rtol, atol=atol, what=what) is None:
         try:
             scales = _scales_with_upstream(got, again())
@@ -210,6 +233,37 @@ def _close(got, expected, dtype, scale=None) -> bool:
 
 def _values(rng, shape, dtype, low: float = 0.6):
     return np.asarray(signed(rng, shape, low=low), dtype=dtype)
+
+
+def _terms_tolerance(dtype, size) -> dict:
+    """``rtol`` and ``atol`` for the hints on one of the two gradients of 6.2 and 6.3:
+    the dtype's rtol, and that rtol of the largest size of the terms (``size``)."""
+    rtol = tolerance_for(dtype).rtol
+    return {"rtol": rtol, "atol": rtol * float(np.max(size))}
+
+
+def _doubled(answer, label: str, arguments, name: str, factor: float = 2.0):
+    """``again`` for :func:`_fallback` in exercises 6.2 and 6.3: the rule called anew
+    with ``(upstream, a, b)`` = ``arguments``, the upstream times ``factor`` (doubled;
+    ``factor=1`` gives ``repeat``), and its gradient ``name`` (grad_a or grad_b) taken
+    from the pair."""
+    upstream, a, b = arguments
+    index = 0 if name == "grad_a" else 1
+    return lambda: _two_gradients(
+        call_answer(answer, factor * upstream, a.copy(), b.copy(), name=label)
+    )[index]
+
+
+def _not_repeatable(got, repeat) -> bool:
+    """Whether calling the rule again on the same arguments gave other numbers."""
+    try:
+        again = np.asarray(repeat(), dtype=np.float64)
+    except Wrong:
+        return False
+    except Exception:  # noqa: BLE001 (anything odd the second time: judged elsewhere)
+        return False
+    mine = np.asarray(got, dtype=np.float64)
+    return mine.shape != again.shape or not np.array_equal(mine, again, equal_nan=True)
 
 
 def _two_gradients(value):
