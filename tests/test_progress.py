@@ -418,33 +418,46 @@ def test_a_notebook_stopped_before_its_first_cell_says_so(tmp_path):
     }
 
 
-def test_grading_also_runs_where_an_event_loop_is_already_running(tmp_path):
-    # A notebook (or a test process driving a browser) has a running event loop, where
-    # asyncio.run refuses to start: progress must still grade.
+def inside_a_running_loop(work):
+    """Call ``work()`` from a coroutine, as a notebook or Playwright's synchronous API
+    would: in a thread of its own, so that no loop of the test process interferes."""
     import asyncio
+    import threading
 
+    outcome = {}
+
+    async def call():
+        return work()
+
+    def run():
+        try:
+            outcome["value"] = asyncio.run(call())
+        except BaseException as error:  # noqa: BLE001 (re-raised in the test)
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def test_grading_also_runs_where_an_event_loop_is_already_running(tmp_path):
+    # asyncio.run refuses to start inside a running event loop: progress must still grade.
     course = make_course(tmp_path / "course")
     write(notebook(1), tmp_path / "class" / "amy" / "01-doubling.ipynb")
-
-    async def from_inside_a_loop():
-        return run_progress(["class"], course, tmp_path)
-
-    status, output = asyncio.run(from_inside_a_loop())
+    status, output = inside_a_running_loop(lambda: run_progress(["class"], course, tmp_path))
     assert status == 0, output
     assert "amy" in table(output)
 
 
 def test_an_error_inside_the_grading_loop_reaches_the_caller():
-    import asyncio
-
     async def fails():
         raise ValueError("graded nothing")
 
-    async def from_inside_a_loop():
-        return grading.run_to_completion(fails())
-
     with pytest.raises(ValueError, match="graded nothing"):
-        asyncio.run(from_inside_a_loop())
+        inside_a_running_loop(lambda: grading.run_to_completion(fails()))
 
 
 def test_the_learners_files_are_left_untouched(class_run):
