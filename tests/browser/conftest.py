@@ -1,4 +1,8 @@
-"""Fixtures for the browser tests: one JupyterLab and one Chromium per session."""
+"""Fixtures for the browser tests: one JupyterLab per session, one Chromium per module.
+
+Chromium is driven through Playwright's synchronous API, which keeps an event loop
+running in the main thread for as long as it is open; closing it after each module
+leaves no loop behind for the tests that follow (nbval and progress start their own)."""
 
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ def lab(tmp_path_factory, chromium_path):
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path, lab):
     with chromium_browser(chromium_path) as browser:
         yield browser

@@ -192,7 +192,13 @@ def test_notebook_runs_top_to_bottom_on_colab(
         allow_errors=False,
         resources={"metadata": {"path": str(content)}},
     )
-    client.execute(env=environment, cwd=str(content))
+    try:
+        client.execute(env=environment, cwd=str(content))
+    finally:
+        # nbclient leaves a kernel it was handed running: stop it, or every lesson's
+        # kernel (about 0.7 GB each) stays alive until the test session ends.
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
 
     assert problems_in(nb) == []
     report = "".join(
