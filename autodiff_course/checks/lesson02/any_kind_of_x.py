@@ -73,16 +73,12 @@ def _kinds_of_x(rng):
 
 
 def _cancellation_tolerance(dtype, points, coefficients) -> dict:
-    """The dtype's tolerance, with an absolute part for points where the terms of f'
-    (or of f'', judged among the mistakes) cancel: a few units of the dtype's epsilon
-    times the largest term there, which is all a correct float32 tape can promise."""
+    """The dtype's tolerance, widened where the terms of f' (or of f'', judged among the
+    mistakes) cancel at a probed point."""
     a, b, c = coefficients
-    terms = np.abs(3 * a * points**2) + np.abs(2 * b * points) + abs(c)
-    terms = np.maximum(terms, np.abs(6 * a * points) + 2 * abs(b) + abs(c))
-    tolerance = _tolerance(dtype)
-    epsilon = float(np.finfo(np.dtype(dtype.name)).eps)
-    tolerance["atol"] = max(tolerance["atol"], 8 * epsilon * float(np.max(terms)))
-    return tolerance
+    slope_terms = np.abs(3 * a * points**2) + np.abs(2 * b * points) + abs(c)
+    curvature_terms = np.abs(6 * a * points) + 2 * abs(b) + abs(c)
+    return _tolerance(dtype, terms=np.max(np.maximum(slope_terms, curvature_terms)))
 
 
 @exercise("2.2", "a derivative for any kind of x")

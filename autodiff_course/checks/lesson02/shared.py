@@ -108,8 +108,15 @@ def _raise_if_float32_inside(run: Run, got, expected, dtype, label: str) -> None
         )
 
 
-def _tolerance(dtype) -> dict:
-    return asdict(tolerance_for(dtype))
+def _tolerance(dtype, terms: float | None = None) -> dict:
+    """The dtype's tolerance as keyword arguments. ``terms``, the largest term that a
+    sum in the answer adds up, widens the absolute part to a few units of the dtype's
+    epsilon times it: where terms cancel, that is all a correct answer can promise."""
+    tolerance = asdict(tolerance_for(dtype))
+    if terms is not None:
+        epsilon = float(np.finfo(np.dtype(getattr(dtype, "name", dtype))).eps)
+        tolerance["atol"] = max(tolerance["atol"], 8 * epsilon * float(terms))
+    return tolerance
 
 
 def _float32_for_float64(name: str, value, dtype, fix: str) -> None:
