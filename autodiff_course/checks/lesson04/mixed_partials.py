@@ -181,6 +181,7 @@ def mixed_partial(answer):
             at=x_values,
             known=_mixed_mistakes(parts),
             batch=int(np.prod(shape)),
+            terms=float(np.max(parts["scale"])),
             before_generic=lambda: _outer_repeated(
                 log,
                 parts["fy"],
