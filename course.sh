@@ -123,7 +123,8 @@ case "$command" in
     set_up requirements-test.txt
     ensure_browser_tools
     # Line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
-    exec "$VENV/bin/python" -m pytest --cov --cov-report=term:skip-covered "$@"
+    exec "$VENV/bin/python" -m pytest --cov=autodiff_course --cov=course_tools \
+      --cov-report=term:skip-covered "$@"
     ;;
   build)
     set_up requirements-test.txt
