@@ -243,6 +243,13 @@ def test_fresh_probes_differ_per_call_but_not_per_process():
     )
 
 
+def test_a_probe_seed_moves_every_check_to_other_draws(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_COURSE_PROBE_SEED", "17")
+    moved = fresh_rng("demo.3").uniform(size=3)
+    monkeypatch.setenv("AUTODIFF_COURSE_PROBE_SEED", "0")
+    assert not np.allclose(moved, fresh_rng("demo.3").uniform(size=3))
+
+
 # -- observing how an answer differentiates ----------------------------------
 
 X = tf.constant([0.5, -1.5])

@@ -77,12 +77,10 @@ def update_and_differentiate(answer):
         new = decay * start + (1 - decay) * step
         expected = 2 * (1 - decay) * new
         state = average.numpy().astype(np.float64)
-        tolerance = _tolerance(dtype)
-        if dtype == tf.float32:
-            # new = decay * start + (1 - decay) * step can cancel: float32 rounding of
-            # the two terms is the error a right answer may carry, not a mistake.
-            terms = np.max(np.abs(decay * start) + np.abs((1 - decay) * step))
-            tolerance["atol"] = max(tolerance["atol"], 8 * 1.2e-7 * terms)
+        # new = decay * start + (1 - decay) * step can cancel: rounding of the two
+        # terms is the error a right answer may carry, not a mistake.
+        terms = np.max(np.abs(decay * start) + np.abs((1 - decay) * step))
+        tolerance = _tolerance(dtype, terms=terms)
         if matches(got, expected, **tolerance):
             if matches(state, new, **tolerance):
                 continue

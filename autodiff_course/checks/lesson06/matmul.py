@@ -11,10 +11,10 @@ from ...checking import fresh_rng
 from ...checking import require_callable
 from ...checking import sizes as draw_sizes
 from ...checking import upstream as fresh_upstream
+from .shared import _called_again
 from .shared import _changed
 from .shared import _close
 from .shared import _diagnose_pair
-from .shared import _doubled
 from .shared import _fallback
 from .shared import _in_place_hint
 from .shared import _numbers
@@ -256,8 +256,8 @@ def matmul_vjp(answer):
                 expected,
                 **_terms_tolerance(dtype, size),
                 known=known,
-                again=_doubled(answer, "`matmul_vjp`", (upstream, a, b), name),
-                repeat=_doubled(answer, "`matmul_vjp`", (upstream, a, b), name, factor=1),
+                again=_called_again(answer, "`matmul_vjp`", (upstream, a, b), name),
+                repeat=_called_again(answer, "`matmul_vjp`", (upstream, a, b), name, factor=1),
                 local=(
                     "b, through the sum over j" if name == "grad_a" else "a, through the sum over i"
                 )

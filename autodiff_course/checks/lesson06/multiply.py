@@ -11,10 +11,10 @@ from ...checking import fresh_rng
 from ...checking import require_callable
 from ...checking import sizes as draw_sizes
 from ...checking import upstream as fresh_upstream
+from .shared import _called_again
 from .shared import _changed
 from .shared import _close
 from .shared import _diagnose_pair
-from .shared import _doubled
 from .shared import _fallback
 from .shared import _in_place_hint
 from .shared import _is_tape_tensor
@@ -268,8 +268,8 @@ def multiply_vjp(answer):
             expected,
             **_terms_tolerance(dtype, size),
             known=[(code, hint, value) for code, hint, value in single if value.shape == got.shape],
-            again=_doubled(answer, "`multiply_vjp`", (upstream, a, b), name),
-            repeat=_doubled(answer, "`multiply_vjp`", (upstream, a, b), name, factor=1),
+            again=_called_again(answer, "`multiply_vjp`", (upstream, a, b), name),
+            repeat=_called_again(answer, "`multiply_vjp`", (upstream, a, b), name, factor=1),
             local=f"{other}, summed back to {shape}",
             summary=(
                 f"For {case_text}, {name} should be upstream times the other input, "

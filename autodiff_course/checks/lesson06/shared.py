@@ -242,11 +242,10 @@ def _terms_tolerance(dtype, size) -> dict:
     return {"rtol": rtol, "atol": rtol * float(np.max(size))}
 
 
-def _doubled(answer, label: str, arguments, name: str, factor: float = 2.0):
-    """``again`` for :func:`_fallback` in exercises 6.2 and 6.3: the rule called anew
-    with ``(upstream, a, b)`` = ``arguments``, the upstream times ``factor`` (doubled;
-    ``factor=1`` gives ``repeat``), and its gradient ``name`` (grad_a or grad_b) taken
-    from the pair."""
+def _called_again(answer, label: str, arguments, name: str, factor: float = 2.0):
+    """The rule of exercises 6.2 and 6.3 called anew, as a thunk for :func:`_fallback`:
+    on ``(upstream, a, b)`` = ``arguments`` with the upstream times ``factor`` (2 for
+    ``again``, 1 for ``repeat``), returning its gradient ``name`` (grad_a or grad_b)."""
     upstream, a, b = arguments
     index = 0 if name == "grad_a" else 1
     return lambda: _two_gradients(
@@ -258,9 +257,7 @@ def _not_repeatable(got, repeat) -> bool:
     """Whether calling the rule again on the same arguments gave other numbers."""
     try:
         again = np.asarray(repeat(), dtype=np.float64)
-    except Wrong:
-        return False
-    except Exception:  # noqa: BLE001 (anything odd the second time: judged elsewhere)
+    except Exception:  # noqa: BLE001 (a Wrong, or anything odd the second time: judged elsewhere)
         return False
     mine = np.asarray(got, dtype=np.float64)
     return mine.shape != again.shape or not np.array_equal(mine, again, equal_nan=True)
