@@ -50,28 +50,43 @@ pick_python() {
 
 set_up() {
   local requirements="$1"
-  if [ ! -x "$VENV/bin/python" ]; then
+  # A folder without a working pip (an earlier creation that failed half-way) is rebuilt.
+  if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
     local python; python="$(pick_python)"
+    if ! "$python" -c "import ensurepip" 2>/dev/null; then
+      apt_install_module "$python" python3-venv "the virtual environment"
+    fi
     echo "Creating the virtual environment $VENV with $("$python" --version)."
-    "$python" -m venv "$VENV"
+    "$python" -m venv --clear "$VENV"
   fi
-  echo "Installing the pinned packages from $requirements (the first time takes a few minutes)."
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-  # The helper package, editable so that changes to it take effect at once. (The
+  # pip runs only when a requirements file changed since the last install into $VENV.
+  local stamp="$VENV/.course-installed-$(basename "$requirements")"
+  if ! cat requirements.txt "$requirements" | cmp -s - "$stamp"; then
+    echo "Installing the pinned packages from $requirements (the first time takes a few minutes)."
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+    cat requirements.txt "$requirements" > "$stamp"
+  fi
+  # The helper package and the tools, editable so that changes take effect at once. (The
   # check runs from / so that this folder on sys.path cannot fake an install.)
   local here python; here="$(pwd -P)"; python="$VENV/bin/python"
   case "$python" in /*) ;; *) python="$here/$python" ;; esac
-  if ! (cd / && "$python" -c "import autodiff_course, os, sys; \
-sys.exit(os.path.dirname(os.path.dirname(os.path.realpath(autodiff_course.__file__))) != sys.argv[1])" "$here") 2>/dev/null; then
+  if ! (cd / && "$python" -c "import autodiff_course, course_tools, os, sys; \
+sys.exit(any(os.path.dirname(os.path.dirname(os.path.realpath(m.__file__))) != sys.argv[1] \
+for m in (autodiff_course, course_tools)))" "$here") 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
   fi
 }
 
 apt_install() {
   # apt_install COMMAND PACKAGE PURPOSE: install Debian's PACKAGE unless COMMAND exists.
-  local command="$1" package="$2" purpose="$3"
-  if command -v "$command" >/dev/null 2>&1; then return; fi
+  if command -v "$1" >/dev/null 2>&1; then return; fi
+  apt_get_install "$2" "$3"
+}
+
+apt_get_install() {
+  # apt_get_install PACKAGE PURPOSE: with apt-get, as root or with password-less sudo.
+  local package="$1" purpose="$2"
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "No apt-get here: install $package yourself to run $purpose (they skip without it)."
     return
@@ -88,6 +103,16 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$package" >/dev/null
 }
 
+apt_install_module() {
+  # apt_install_module PYTHON PACKAGE PURPOSE: Debian ships venv's ensurepip apart.
+  local python="$1" package="$2" purpose="$3"
+  apt_get_install "$package" "$purpose"
+  "$python" -c "import ensurepip" 2>/dev/null || {
+    echo "$python cannot create a virtual environment: install $package (python3.X-venv for your version) and run again." >&2
+    exit 1
+  }
+}
+
 ensure_browser_tools() {
   # The browser tests drive Debian's chromium (set COURSE_CHROMIUM=/path/to/chromium
   # elsewhere); the accessibility tests fetch axe-core from the npm registry.
@@ -96,14 +121,11 @@ ensure_browser_tools() {
 }
 
 # progress and nbgrader run from the caller's folder, so that relative paths mean
-# what the caller meant (the cd above left it in OLDPWD), with course_tools installed.
+# what the caller meant (the cd above left it in OLDPWD).
 run_course_tool() {
   local module="$1"; shift
   local python="$VENV/bin/python"
   case "$python" in /*) ;; *) python="$PWD/$python" ;; esac
-  if ! (cd / && "$python" -c "import course_tools") 2>/dev/null; then
-    "$python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
-  fi
   cd "$OLDPWD"
   exec "$python" -m "$module" "$@"
 }

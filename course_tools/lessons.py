@@ -32,6 +32,11 @@ CHECKS_IMPORT = re.compile(
 CELL_ID = re.compile(r"^(\d\d)-\d{3}$")
 
 
+def exercise_key(number: str) -> tuple[int, ...]:
+    """Sorts exercise numbers as numbers: "1.10" after "1.9"."""
+    return tuple(int(part) for part in number.split("."))
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One exercise of the course as the solutions notebook states it."""
@@ -196,7 +201,7 @@ class CourseExercises:
             return None
 
         def numbers(items) -> str:
-            items = sorted(items, key=lambda n: tuple(int(p) for p in n.split(".")))
+            items = sorted(items, key=exercise_key)
             return ("exercise " if len(items) == 1 else "exercises ") + ", ".join(items)
 
         changed = [n for n in current if n in theirs and theirs[n] != current[n]]

@@ -34,6 +34,8 @@ from .lessons import CourseExercises
 from .lessons import find_exercises
 from .lessons import source
 from .notebook_format import BEGIN_SOLUTION
+from .notebook_format import CODE_STUB
+from .notebook_format import MARKDOWN_STUB
 from .notebook_format import SOLUTION_ONLY_TAGS
 from .notebook_format import read
 from .notebook_format import tags
@@ -57,8 +59,8 @@ c.CourseDirectory.course_id = "{course_id}"
 # The course's solution markers are nbgrader's own, and its stubs are the lessons'.
 c.ClearSolutions.begin_solution_delimeter = "BEGIN SOLUTION"
 c.ClearSolutions.end_solution_delimeter = "END SOLUTION"
-c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
-c.ClearSolutions.text_stub = "_Your answer here._"
+c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
+c.ClearSolutions.text_stub = {text_stub!r}
 
 # A lesson runs in well under a minute on two cores; leave room for a slow machine.
 # The kernel that autograde starts is the notebooks' own, "python3": it must have the
@@ -201,6 +203,8 @@ def export(
                 NBGRADER_CONFIG.format(
                     title=course.course.title,
                     course_id=grade_id(course.course.repository.split("/")[-1]),
+                    code_stub=CODE_STUB,
+                    text_stub=MARKDOWN_STUB,
                 ),
                 encoding="utf-8",
             )

@@ -41,10 +41,6 @@ CSV_COLUMNS = ["learner", "notebook", "exercise", "verdict", "mistake", "detail"
 # --------------------------------------------------------------------------- output
 
 
-def exercise_key(number: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in number.split("."))
-
-
 def table_cells(learners_in_order: list[str], graded: list[Graded], course: CourseExercises):
     """(lessons shown, learners shown, {(learner, exercise number): (Graded, Verdict) or
     (None, None)})."""

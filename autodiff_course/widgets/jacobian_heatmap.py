@@ -27,6 +27,7 @@ show it; :class:`JacobianHeatmap` is the thin widget around them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,6 +275,14 @@ def alt_text(structure: JacobianStructure) -> str:
     )
 
 
+@functools.cache
+def _view(layer: str, batch: int) -> tuple[JacobianStructure, str, str]:
+    """The structure, picture and readout of one of the few views (3 layers x batch
+    sizes): computed once, so that returning to a view costs nothing."""
+    structure = jacobian_structure(layer, batch)
+    return structure, image_html(render_png(structure), alt_text(structure)), render_html(structure)
+
+
 class JacobianHeatmap(WidgetDisplay):
     """Choose the layer, set the batch size, compare jacobian and batch_jacobian (lesson 05).
 
@@ -286,7 +295,7 @@ class JacobianHeatmap(WidgetDisplay):
     def __init__(self, layer: str = "independent", batch: int = 3):
         import ipywidgets as widgets
 
-        self.structure = jacobian_structure(layer, batch)
+        self.structure = _view(check_layer(layer), clamp_batch(batch))[0]
         self.layer = widgets.RadioButtons(
             options=list(LAYERS), value=self.structure.layer, description="layer"
         )
@@ -317,10 +326,9 @@ class JacobianHeatmap(WidgetDisplay):
         self._show(self.structure.layer, self.structure.batch)
 
     def _show(self, layer: str, batch: int) -> None:
-        if (layer, batch) != (self.structure.layer, self.structure.batch):
-            self.structure = jacobian_structure(layer, batch)
-        self.image.value = image_html(render_png(self.structure), alt_text(self.structure))
-        self.readout.value = render_html(self.structure)
+        self.structure, self.image.value, self.readout.value = _view(
+            check_layer(layer), clamp_batch(batch)
+        )
 
     def text_summary(self) -> str:
         return render_text(self.structure)
