@@ -636,3 +636,10 @@ def test_the_picture_ignores_the_notebooks_matplotlib_settings():
     ):
         use_course_style()
         assert render_png(state) == plain
+
+
+def test_lesson_copies_saved_before_the_move_still_import_the_explorer():
+    from autodiff_course.widgets import log1pexp
+    from autodiff_course.widgets import log1pexp_explorer
+
+    assert log1pexp_explorer.Log1pexpExplorer is log1pexp.Log1pexpExplorer
