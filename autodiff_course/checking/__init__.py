@@ -177,6 +177,3 @@ __all__ = [
     "why_none",
     "worst_point",
 ]
-
-# Transitional alias for check modules written before the package existed.
-_first_line = first_line

@@ -414,10 +414,6 @@ def as_sequence(value, length: int, *, name: str = "Your function", what: str = 
     return tuple(value)
 
 
-def running_in_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()
-
-
 __all__ = [
     "AnswerTooSlow",
     "FORGOT_DECORATOR_HINT",

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .judging import Tolerance
+from .judging import _head
+from .judging import _is
 from .judging import close_points
 from .judging import explain_difference
 from .judging import matches
@@ -29,10 +31,6 @@ from .patterns import floor_of
 from .patterns import only_float32_digits
 from .patterns import partly_right
 from .verdicts import Wrong
-
-
-def _head(what: str) -> str:
-    return what[:1].upper() + what[1:]
 
 
 def judge(
@@ -91,14 +89,14 @@ def judge(
         term = np.broadcast_to(np.asarray(term, dtype=np.float64), got.shape)
         if np.any(np.abs(term - 1.0) > 1e-6) and matches(got, expected * term, rtol, floor):
             raise Wrong(
-                f"{_head(what)} is the answer times {name}: a factor too many. "
+                f"{_head(what)} {_is(what)} the answer times {name}: a factor too many. "
                 f"Look for a stray `* {name}`.",
                 "extra_factor",
             )
         for sign, word in ((1.0, "plus"), (-1.0, "minus")):
             if np.any(term != 0.0) and matches(got, expected + sign * term, rtol, floor):
                 raise Wrong(
-                    f"{_head(what)} is the answer {word} {name}: a term too "
+                    f"{_head(what)} {_is(what)} the answer {word} {name}: a term too "
                     f"many. Look for a stray `+ {name}` or `- {name}`.",
                     "added_term",
                 )

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .judging import _head
+from .judging import _is
 from .judging import close_points
 from .judging import matches
 from .verdicts import Wrong
 
 
-def _head(what: str) -> str:
-    return what[:1].upper() + what[1:]
+def _has(what: str) -> str:
+    """'has' or 'have', to agree with ``what``, as :func:`~.judging._is` does."""
+    return "have" if _is(what) == "are" else "has"
 
 
 def floor_of(expected) -> float:
@@ -49,7 +52,7 @@ def only_float32_digits(got, expected) -> bool:
 
 def float32_digits_wrong(what: str) -> Wrong:
     return Wrong(
-        f"{_head(what)} has the right dtype, float64, but only float32's "
+        f"{_head(what)} {_has(what)} the right dtype, float64, but only float32's "
         f"digits: every value is a float32 number. Somewhere the computation "
         f"went through float32 (a cast, a tf.constant without dtype, "
         f"dtype=tf.float32) and was cast back. Keep the input's dtype "
@@ -82,7 +85,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
             and np.all(np.abs(expected[right]) <= bound[0] * (1 + 1e-6))
         ):
             return Wrong(
-                f"{_head(what)} is right where the answer is small, but stops at "
+                f"{_head(what)} {_is(what)} right where the answer is small, but stops at "
                 f"{bound[0]:.6g} where the answer is larger: a clip "
                 f"(tf.clip_by_value, tf.minimum, tf.maximum). Return the "
                 f"formula unclipped.",
@@ -93,7 +96,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
             for side, words in ((inputs >= 0, "x >= 0"), (inputs <= 0, "x <= 0")):
                 if np.array_equal(right | (inputs == 0), side | (inputs == 0)) and right.sum() >= 2:
                     return Wrong(
-                        f"{_head(what)} is right for {words} and wrong on the "
+                        f"{_head(what)} {_is(what)} right for {words} and wrong on the "
                         f"other side: the formula holds for every x. Look for "
                         f"an abs(), a tf.where or a condition on the sign of x.",
                         "one_tail",
@@ -101,7 +104,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
     flipped = np.sign(got) != np.sign(expected)
     if flipped.any() and matches(np.abs(got), np.abs(expected), rtol, floor):
         return Wrong(
-            f"{_head(what)} has the right size everywhere, but the wrong sign at "
+            f"{_head(what)} {_has(what)} the right size everywhere, but the wrong sign at "
             f"some entries (index {_indices(flipped)}): a factor that changes "
             f"sign from entry to entry (np.sign, a comparison, an abs() in the "
             f"wrong place) crept in.",
@@ -110,7 +113,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
     zeroed = (got == 0.0) & (expected != 0.0)
     if zeroed.any() and not zeroed.all() and matches(got[~zeroed], expected[~zeroed], rtol, floor):
         return Wrong(
-            f"{_head(what)} is right at some entries and 0 at others (index "
+            f"{_head(what)} {_is(what)} right at some entries and 0 at others (index "
             f"{_indices(zeroed)}): a mask or a condition (tf.where, a "
             f"comparison, tf.nn.relu, tf.maximum) zeroed them. The formula "
             f"holds for every entry.",
@@ -124,7 +127,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
             and matches(got, slope * expected + offset, 1e-6, floor)
         ):
             return Wrong(
-                f"{_head(what)} is {slope:.6g} times the answer plus "
+                f"{_head(what)} {_is(what)} {slope:.6g} times the answer plus "
                 f"{offset:.6g} at every point: the shape of the formula is "
                 f"right, but a factor and a constant are off (an identity "
                 f"misremembered, such as sigmoid(-x) = 1 - sigmoid(x)?).",
@@ -149,7 +152,7 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
     if scale == 0.0 or largest > 1e-2 * scale:
         return None
     return Wrong(
-        f"{_head(what)} is close to the answer everywhere (the largest "
+        f"{_head(what)} {_is(what)} close to the answer everywhere (the largest "
         f"difference, {largest:.2g}, is {100 * largest / scale:.2g}% of the "
         f"largest value) but not exact: that is what a finite difference or "
         f"float32 arithmetic gives. The exercise asks for the exact formula.",

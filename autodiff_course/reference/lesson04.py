@@ -1,10 +1,10 @@
 """Reference answers that lesson 04 reuses after its spoiler points.
 
 Lesson 04's later cells compare the stable softplus rule with one whose backward
-pass uses an accurate sigmoid (exercise 4.3), and train the flat critic with a
-safe norm (exercise 4.5). They import these functions instead of defining them in
-a visible cell, so that the answers stay hidden until the learner has tried. The
-checks never use them: they compare with float64 closed forms.
+pass uses an accurate sigmoid (exercise 4.3): they import it instead of defining it
+in a visible cell, so that the answer stays hidden until the learner has tried.
+``safe_norm`` (exercise 4.5) is the reference the check tests hold the check to.
+The checks never use these: they compare with float64 closed forms.
 """
 
 from __future__ import annotations

@@ -185,8 +185,9 @@ def _fallback(
         example = _plain_indices(describe_difference(got, expected, at, rtol, atol))
         if scales is False:
             return _upstream_hint(what.capitalize(), "", local)
-        if scales and mixed is not None and mixed() is not None:
-            return mixed()
+        mixing = mixed() if scales and mixed is not None else None
+        if mixing is not None:
+            return mixing
         if scales:
             return Wrong(
                 f"{what.capitalize()} scales with the upstream gradient as it "

@@ -6,6 +6,7 @@ import numpy as np
 
 from ...checking import Wrong
 from ...checking import call_answer
+from ...checking import close_points
 from ...checking import describe_difference
 from ...checking import exercise
 from ...checking import fresh_rng
@@ -117,8 +118,7 @@ def _cancelled_at(got, expected, x64, tolerance, dtype, seen=None, truth=None):
     """The index of the first wrong point of ``got``, when every wrong point lies at x < 0
     and carries only the rounding error of numbers near 1 (:func:`_cancelled`, of ``seen``
     against ``truth``: by default ``got`` against ``expected``); else None."""
-    with np.errstate(invalid="ignore"):
-        wrong = ~(np.abs(got - expected) <= tolerance.rtol * np.abs(expected) + tolerance.atol)
+    wrong = ~close_points(got, expected, tolerance.rtol, tolerance.atol)
     seen, truth = (got, expected) if seen is None else (seen, truth)
     if np.all(x64[wrong] < 0) and _cancelled(seen, truth, wrong, float(np.finfo(dtype).eps)):
         return int(np.argmax(wrong))
@@ -130,10 +130,8 @@ def _wrong_in_one_tail(got, expected, x64, tolerance, name, what, formula):
 
     Small relative errors everywhere are left to the generic 'approximation' hint.
     """
+    right = close_points(got, expected, tolerance.rtol, tolerance.atol)
     with np.errstate(all="ignore"):
-        right = np.isfinite(got) & (
-            np.abs(got - expected) <= tolerance.rtol * np.abs(expected) + tolerance.atol
-        )
         relative = np.abs(got - expected) / np.abs(expected)
     if right.all() or (np.all(np.isfinite(relative)) and np.max(relative) < 1e-2):
         return None
