@@ -257,9 +257,9 @@ NONE_HINTS = {
         "x is used."
     ),
     "outer_not_watching": (
-        "The outer tape returned None for {probe}: the inner tape watches it, but the "
-        "outer one does not, so it recorded nothing about {probe}. Each tape keeps its "
-        "own record: call outer.watch({probe}) too, at the start of the outer block."
+        "The outer tape returned None for {probe}: it does not watch {probe}, so it "
+        "recorded nothing about how the inner gradient depends on {probe}. Each tape "
+        "keeps its own record: call outer.watch({probe}) at the start of the outer block."
     ),
     "gradient_outside_tape": (
         "The outer tape returned None for {probe} because the inner gradient was "

@@ -80,12 +80,6 @@ def _missing(run, names=(), between: str = "", hidden: bool = False):
     call, source, was_hidden = found
     probe = _source_name(source, names)
     code, hint = _cause(run, call, source, probe)
-    if code == "outer_not_watching":  # in this lesson's words, true whatever the inner tape watched
-        hint = (
-            f"The outer tape returned None for {probe}: it does not watch {probe}, so it "
-            f"recorded nothing about how the inner gradient depends on {probe}. Call "
-            f"outer.watch({probe}) at the start of the outer block."
-        )
     if code == "computed_outside_tape" and between:
         hint = hint.rstrip(".") + between + "."
     if code in ("watched_after_use", "no_gradient") and not run.log.nested:
