@@ -26,6 +26,15 @@ TOLERANCES = {
 }
 
 
+_CALLS = [0]  # how often the finite differences below ran (the exercise checks read it)
+
+
+def calls() -> int:
+    """How many times :func:`central_jacobian` has run in this kernel: an exercise that
+    asks for a central difference written by hand (lesson 01) must not call it."""
+    return _CALLS[0]
+
+
 def tolerance_for(dtype) -> dict:
     """``{"rtol": ..., "atol": ...}`` suited to comparing gradients in ``dtype``."""
     name = getattr(dtype, "name", None) or np.dtype(dtype).name
@@ -48,6 +57,7 @@ def central_difference(f, x, h: float = 1e-5) -> np.ndarray:
 
 def central_jacobian(f, x, h: float = 1e-5) -> np.ndarray:
     """Jacobian of ``f`` at ``x`` by central differences: shape ``f(x).shape + x.shape``."""
+    _CALLS[0] += 1
     x = np.array(x, dtype=np.float64)
     output_shape = np.shape(np.asarray(f(x.copy())))
     jacobian = np.zeros(output_shape + x.shape)

@@ -54,6 +54,24 @@ README_START = "<!-- course-contents:start (generated from course.toml) -->"
 README_END = "<!-- course-contents:end -->"
 
 
+def exercise_headings() -> dict[str, str]:
+    """Every exercise's heading as its check's spec states it (the one source of an
+    exercise's title, difficulty and minutes), by exercise number."""
+    from autodiff_course.checks import all_exercises
+
+    return {number: f"### {spec.heading}" for number, spec in all_exercises().items()}
+
+
+def with_exercise_heading(source: str, headings: dict[str, str]) -> str:
+    """``source`` with an exercise heading rewritten from its spec (unchanged when the
+    exercise has none)."""
+
+    def heading(match):
+        return headings.get(match.group("number"), match.group(0))
+
+    return EXERCISE_HEADING.sub(heading, source)
+
+
 def tags(cell) -> set[str]:
     return set(cell.get("metadata", {}).get("tags", []))
 
@@ -260,6 +278,7 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
     if widgets:
         nb.metadata["widgets"] = widgets
     setup_cell = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
+    headings = exercise_headings()
     for index, cell in enumerate(nb.cells):
         cell_tags = sorted(tags(cell))
         collapsed = {
@@ -287,6 +306,7 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
                 cell.source = course_map(course)
             elif TIME_LINE.search(cell.source):
                 cell.source = TIME_LINE.sub(time_line(lesson), cell.source)
+            cell.source = with_exercise_heading(cell.source, headings)
             if not cell.get("attachments"):
                 cell.pop("attachments", None)
     return nb

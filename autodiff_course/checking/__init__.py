@@ -55,7 +55,6 @@ from .differentiating import require_nested
 from .differentiating import require_output_gradients
 from .differentiating import trace
 from .differentiating import why_none
-from .judge import judge
 from .judging import FLOAT32
 from .judging import FLOAT64
 from .judging import Tolerance
@@ -160,7 +159,6 @@ __all__ = [
     "run_answer",
     "close_on_the_whole",
     "floor_of",
-    "judge",
     "only_float32_digits",
     "partly_right",
     "shape_hint",

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import settings
 from .verdicts import NotAttempted
 from .verdicts import Wrong
 from .verdicts import first_line
@@ -110,10 +111,13 @@ def learner_code(label: str = "Your function", seconds: float | None = None):
     """Run the block as learner code: its failures become verdicts, never tracebacks.
 
     ``label`` names the code in the message, e.g. "`slope`" or "Your gradient function".
+    A ``sys.exit()`` or ``KeyboardInterrupt`` inside it is a verdict too, and so is a
+    global setting it changed (:mod:`.settings`; the setting is put back).
     """
     seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
+    changed: list = []
     try:
-        with time_limit(seconds):
+        with settings.kept(changed), time_limit(seconds):
             yield
     except NotImplementedError:
         raise NotAttempted() from None
@@ -134,12 +138,28 @@ def learner_code(label: str = "Your function", seconds: float | None = None):
         ) from None
     except (Wrong, NotAttempted):
         raise
+    except SystemExit as error:
+        raise Wrong(
+            f"{label} called sys.exit() (or exit(), quit()){where_in_learner_code(error)}, "
+            "which would stop the whole notebook. A function hands back its result with "
+            "`return`; to report a problem, raise an exception.",
+            "exited",
+        ) from None
+    except KeyboardInterrupt as error:
+        raise Wrong(
+            f"{label} was interrupted (KeyboardInterrupt){where_in_learner_code(error)}. "
+            "If it raised that itself, raise an ordinary exception instead; if you "
+            "interrupted the kernel, run the check again.",
+            "interrupted",
+        ) from None
     except Exception as error:
         message = (
             f"{label} raised {type(error).__name__}: {first_line(error)}"
             f"{where_in_learner_code(error)}"
         )
         raise _dtype_clash(message) or Wrong(message, "raised") from None
+    if changed:
+        raise Wrong(settings.changed_hint(label, changed), "changed_global_state")
 
 
 _FLOAT_CLASH = re.compile(

@@ -1,114 +1,387 @@
-"""One call that accepts a value or raises the most specific :class:`Wrong` (lessons 01-06).
+"""The one judge: every answer, probe by probe, in one fixed order (lesson 00 on).
 
-:func:`judge` is the order in which every check looks at a value that is not
-the answer:
+For each probe, the exercise's harness calls the answer and reads its *parts* (or
+raises a structural verdict: not a function, an exception, the wrong type, shape or
+dtype, a method the exercise forbids, a ``None`` gradient and its cause). Each part is
+compared with the reference under the probe's tolerance. Where one differs, the judge
+names the mistake, trying, part by part, in this order:
 
-1. float32 digits in a float64 result;
-2. the exercise's own mistakes (``known``), then the same with the sign flipped,
-   recognised with an absolute floor on the answer's scale (rounding noise at a
-   zero must not hide a mistake), then by majority on five or more points when
-   the learner's formula loses digits somewhere;
-3. an extra factor or term the exercise names (``terms``);
-4. the generic whole-array patterns (sign, scale, sum vs mean, transpose, ...);
-5. answers right in part (:mod:`.patterns`), an approximation on the array's scale;
-6. the exercise's own last word (``fallback``);
-7. the point where the values really differ, under the check's own tolerance.
+1. the exercise's own mistakes, in declared order (exactly; then with the sign
+   flipped; then by majority of five or more points, for a formula that loses digits
+   somewhere);
+2. the mistakes the harness generates for its kind of answer (a forgotten upstream,
+   a per-element gradient summed over the input);
+3. the exercise's stories: symptoms in regions, reported together;
+4. the shared patterns (:mod:`.patterns`): float32 digits in float64, a flipped sign,
+   a constant factor, a sum for a mean, a transpose, ..., then answers right in part;
+5. the harness's re-run diagnostics (does the rule scale with the upstream?);
+6. the fallback: what the part should be, and a point where the values really differ.
+
+When every probe passes, the harness's statefulness probes run (calls interleaved,
+instances side by side, the same call repeated), and the praise lists what was
+verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
+example point; the judge adds which probe it was, so no hint is ever edited.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 import numpy as np
 
+from .judging import FLOAT32
+from .judging import FLOAT64
 from .judging import Tolerance
-from .judging import _head
-from .judging import _is
 from .judging import close_points
-from .judging import explain_difference
+from .judging import describe_difference
+from .judging import generic_mistake
 from .judging import matches
 from .patterns import close_on_the_whole
 from .patterns import float32_digits_wrong
 from .patterns import floor_of
 from .patterns import only_float32_digits
 from .patterns import partly_right
+from .probes import fresh_rng
+from .spec import Mistake
+from .spec import Pattern
+from .spec import Probe
+from .spec import Symptom
 from .verdicts import Wrong
+from .verdicts import evaluate as verdict_of
 
 
-def judge(
-    got,
-    expected,
-    tolerance: Tolerance,
-    *,
-    summary: str,
-    dtype=None,
-    at=None,
-    known=(),
-    batch=None,
-    what: str = "your result",
-    fallback=None,
-    terms=(),
-) -> None:
-    """Return quietly when ``got`` matches ``expected``; else raise the best Wrong.
+def evaluate(exercise, answer):
+    """The :class:`~.verdicts.CheckResult` of ``answer`` for ``exercise``."""
+    return verdict_of(exercise.number, exercise.title, lambda _: _run(exercise, answer), answer)
 
-    ``known`` lists the exercise's mistakes as ``(code, hint, values)``; ``terms``
-    lists ``(name, values)`` of factors or terms a learner might add by mistake;
-    ``fallback(got)`` may return a Wrong of the exercise's own before the generic
-    quote of a differing point. ``dtype`` is the probe's dtype (name or DType).
-    """
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
-    rtol, atol = tolerance.rtol, tolerance.atol
-    if matches(got, expected, rtol, atol):
-        return
-    if "float64" in str(getattr(dtype, "name", dtype)) and only_float32_digits(got, expected):
-        raise float32_digits_wrong(what)
-    known = list(known)
-    flipped = [
-        (code, hint + " (The sign is flipped as well.)", -np.asarray(values))
-        for code, hint, values in known
-        if code != "sign_flipped"
-    ]
-    candidates = [
-        (code, hint, np.asarray(values, dtype=np.float64))
-        for code, hint, values in known + flipped
-        if np.shape(values) == got.shape
-    ]
-    floor = max(atol, floor_of(expected))
-    for code, hint, values in candidates:
-        if matches(got, values, rtol, floor):
-            raise Wrong(hint, code)
-    if got.size >= 5:
-        # The learner's formula may lose digits where it is ill-conditioned: most
-        # points suffice, provided the mistake explains clearly more points than the
-        # right answer does.
-        near_answer = close_points(got, expected, 1e-3, floor).mean()
-        for code, hint, values in candidates:
-            near = close_points(got, values, 1e-3, floor).mean()
-            if near >= 0.8 and near >= near_answer + 0.3:
-                raise Wrong(hint, code)
-    for name, term in terms:
-        term = np.broadcast_to(np.asarray(term, dtype=np.float64), got.shape)
-        if np.any(np.abs(term - 1.0) > 1e-6) and matches(got, expected * term, rtol, floor):
-            raise Wrong(
-                f"{_head(what)} {_is(what)} the answer times {name}: a factor too many. "
-                f"Look for a stray `* {name}`.",
-                "extra_factor",
-            )
-        for sign, word in ((1.0, "plus"), (-1.0, "minus")):
-            if np.any(term != 0.0) and matches(got, expected + sign * term, rtol, floor):
-                raise Wrong(
-                    f"{_head(what)} {_is(what)} the answer {word} {name}: a term too "
-                    f"many. Look for a stray `+ {name}` or `- {name}`.",
-                    "added_term",
-                )
-    wrong = explain_difference(
-        got, expected, summary=summary, at=at, rtol=rtol, atol=atol, batch=batch, what=what
-    )
-    if wrong.mistake == "other":
-        wrong = (
-            partly_right(got, expected, rtol, atol, what, at=at)
-            or close_on_the_whole(got, expected, what)
-            or wrong
+
+def _run(exercise, answer) -> str:
+    rng = fresh_rng(exercise.number)
+    probes = exercise.draw(rng)
+    harness = exercise.harness
+    seen = []
+    for probe in probes:
+        observation = harness.observe(answer, probe, exercise)
+        judge_probe(exercise, probe, observation, labelled=len(probes) > 1)
+        seen.append((probe, observation))
+    harness.statefulness(answer, seen, exercise)
+    return praise(exercise, probes)
+
+
+def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
+    if exercise.tolerance is not None:
+        found = exercise.tolerance(probe, part)
+        if found is not None:
+            return found
+    return FLOAT64 if probe.dtype == "float64" else FLOAT32
+
+
+@dataclass
+class Case:
+    """One part of one probe that differs from the reference: what every stage reads."""
+
+    exercise: object
+    probe: Probe
+    observation: object
+    part: str
+    got: np.ndarray
+    expected: np.ndarray
+    tolerance: Tolerance
+
+    @property
+    def noun(self) -> str:
+        return self.exercise.harness.noun(self.part)
+
+    @property
+    def at(self):
+        where = self.probe.where
+        return where if where is not None and np.shape(where) == self.got.shape else None
+
+    def point(self) -> str:
+        return describe_difference(
+            self.got, self.expected, self.at, self.tolerance.rtol, self.tolerance.atol
         )
-    if wrong.mistake == "other" and fallback is not None:
-        wrong = fallback(got) or wrong
-    raise wrong
+
+
+def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) -> None:
+    """Return quietly when every part matches its reference; else raise the best Wrong."""
+    expected = exercise.expected(probe)
+    cases = []
+    for part, want in expected.items():
+        if part not in observation.parts:
+            continue  # not read: a structural verdict waits for the parts before it
+        got = np.asarray(observation.parts[part], dtype=np.float64)
+        tolerance = tolerance_of(exercise, probe, part)
+        if not matches(got, want, tolerance.rtol, tolerance.atol):
+            cases.append(Case(exercise, probe, observation, part, got, want, tolerance))
+    if not cases:
+        if observation.pending is not None:
+            raise observation.pending.about(probe.label if labelled else "")
+        return
+    for stage in (_declared, _generated, _stories, _shared, _diagnosed, _fallback):
+        for case in cases:
+            wrong = stage(case, cases)
+            if wrong is not None:
+                raise wrong.about(probe.label if labelled else "")
+
+
+# -- 1. the exercise's own mistakes --------------------------------------------------
+
+
+def fill(text: str, probe: Probe, **more) -> str:
+    """``text`` with ``{name}`` replaced by the probe's field of that name (others kept)."""
+    fields = {"dtype": probe.dtype, "label": probe.label, **dict(probe.data), **more}
+    if probe.x is not None:
+        fields.setdefault("n", int(np.size(probe.x)))
+        fields.setdefault("shape", tuple(np.shape(probe.x)))
+
+    def value(match):
+        name = match.group(1)
+        return str(fields[name]) if name in fields else match.group(0)
+
+    return re.sub(r"\{(\w+)\}", value, text)
+
+
+def _candidates(mistake_list, case: Case):
+    for mistake in mistake_list:
+        if not isinstance(mistake, Mistake):
+            continue
+        if (mistake.part or case.exercise.harness.main) != case.part:
+            continue
+        gives = mistake.gives(case.probe)
+        if isinstance(gives, dict):
+            gives = gives.get(case.part)
+        if gives is None:
+            continue
+        values = np.asarray(gives, dtype=np.float64)
+        if values.shape != case.got.shape and values.size == 1:
+            values = np.broadcast_to(values, case.got.shape)
+        if values.shape == case.got.shape:
+            yield mistake, values
+
+
+def _recognised(case: Case, values, where_finite: bool) -> bool:
+    got, floor = case.got, max(case.tolerance.atol, floor_of(case.expected))
+    rtol = case.tolerance.rtol
+    if where_finite:
+        finite = np.isfinite(got)
+        if finite.sum() * 2 < got.size or not finite.any():
+            return False
+        if matches(got[finite], case.expected[finite], max(rtol, 1e-4), floor):
+            return False  # right wherever finite: the far ends are the mistake
+        return matches(got[finite], values[finite], max(rtol, 1e-4), floor)
+    return matches(got, values, rtol, floor)
+
+
+def named_mistake(case: Case, mistake_list, *, mostly: bool = True) -> Wrong | None:
+    """The first of ``mistake_list`` that the case's values are, in declared order (then
+    with the sign flipped, then, with ``mostly``, by majority of the points)."""
+    candidates = list(_candidates(mistake_list, case))
+    for mistake, values in candidates:
+        if _recognised(case, values, mistake.where_finite):
+            return Wrong(fill(mistake.hint, case.probe), mistake.code)
+    for mistake, values in candidates:
+        if mistake.code != "sign_flipped" and _recognised(case, -values, mistake.where_finite):
+            hint = fill(mistake.hint, case.probe) + " (The sign is flipped as well.)"
+            return Wrong(hint, mistake.code)
+    for mistake, values in candidates if mostly else ():
+        if _mostly(case, values):
+            return Wrong(fill(mistake.hint, case.probe), mistake.code)
+    return None
+
+
+def _mostly(case: Case, values) -> bool:
+    """The mistake's formula, with digits lost at a few points: among the points where
+    the mistake and the answer differ (five or more), at least 80% match the mistake,
+    30% more than match the answer, and the others are within 1% of the mistake."""
+    floor = max(case.tolerance.atol, floor_of(case.expected))
+    telling = ~close_points(values, case.expected, 1e-3, floor)
+    if telling.sum() < 5:
+        return False
+    near = close_points(case.got, values, 1e-3, floor)[telling]
+    near_answer = close_points(case.got, case.expected, 1e-3, floor)[telling]
+    roughly = close_points(case.got, values, 1e-2, 100 * floor)[telling]
+    return near.mean() >= 0.8 and near.mean() >= near_answer.mean() + 0.3 and roughly.all()
+
+
+def _symptom(case: Case, symptom: Symptom) -> Wrong | None:
+    region = (
+        np.ones(case.got.shape, bool)
+        if symptom.region is None
+        else np.broadcast_to(symptom.region(case.probe), case.got.shape)
+    )
+    shows = np.asarray(symptom.shows(case.got, case.probe), bool) & region
+    if not shows.any():
+        return None
+    where = symptom.at(case.probe) if symptom.at is not None else case.at
+    got = case.got[shows]
+    if where is not None and np.shape(where) == shows.shape:
+        points = np.asarray(where, dtype=np.float64)[shows]
+        # The most telling first: inf and nan, then exact zeros, each nearest 0 first.
+        order = np.lexsort((np.abs(points), got != 0, np.isfinite(got)))
+        points, got = list(points[order]), got[order]
+    else:
+        points = [list(map(int, i)) if len(i) > 1 else int(i[0]) for i in np.argwhere(shows)]
+    text = fill(symptom.hint, case.probe, points=sample(points), value=number(got[0]))
+    return Wrong(text, symptom.code)
+
+
+def _declared(case: Case, cases) -> Wrong | None:
+    found = named_mistake(case, case.exercise.mistakes)
+    if found is not None:
+        return found
+    main = case.exercise.harness.main
+    for item in case.exercise.mistakes:
+        if isinstance(item, Mistake) or (item.part or main) != case.part:
+            continue
+        if isinstance(item, Symptom):
+            found = _symptom(case, item)
+        elif isinstance(item, Pattern):
+            fields = item.find(case.got, case.probe)
+            found = (
+                None if fields is None else Wrong(fill(item.hint, case.probe, **fields), item.code)
+            )
+        if found is not None:
+            return found
+    return None
+
+
+# -- 2. and 5. the harness's own ----------------------------------------------------------
+
+
+def _generated(case: Case, cases) -> Wrong | None:
+    return named_mistake(case, case.exercise.harness.generated(case), mostly=False)
+
+
+def _diagnosed(case: Case, cases) -> Wrong | None:
+    return case.exercise.harness.diagnose(case)
+
+
+# -- 3. stories --------------------------------------------------------------------------
+
+
+def _stories(case: Case, cases) -> Wrong | None:
+    if case is not cases[0]:
+        return None  # a story looks at every part at once
+    main = case.exercise.harness.main
+    for story in case.exercise.stories:
+        parts = {symptom.part or main for symptom in story.symptoms}
+        quiet_parts = set()
+        for other in (c for c in cases if c.part in parts):
+            quiet = np.broadcast_to(story.quiet(other.probe), other.got.shape)
+            tol = other.tolerance
+            if matches(other.got[quiet], other.expected[quiet], tol.rtol, tol.atol):
+                quiet_parts.add(other.part)
+        found = []
+        for symptom in story.symptoms:
+            part = symptom.part or case.exercise.harness.main
+            other = next((c for c in cases if c.part == part), None)
+            if other is not None and part in quiet_parts:
+                wrong = _symptom(other, symptom)
+                if wrong is not None:
+                    found.append(wrong)
+        if found:
+            modes = "failure mode" if len(found) == 1 else "failure modes"
+            listed = "; ".join(f"({i}) {w.hint}" for i, w in enumerate(found, 1))
+            return Wrong(f"Still {len(found)} {modes} of {story.name}: {listed}.", found[0].mistake)
+    return None
+
+
+# -- 4. shared patterns --------------------------------------------------------------------
+
+
+def _shared(case: Case, cases) -> Wrong | None:
+    got, expected, tol = case.got, case.expected, case.tolerance
+    if case.probe.dtype == "float64" and only_float32_digits(got, expected):
+        return float32_digits_wrong(case.noun)
+    if got.size == 1:
+        return _one_number(case)
+    batch = case.probe.data.get("batch")
+    generic = generic_mistake(
+        got, expected, rtol=tol.rtol, atol=tol.atol, batch=batch, what=case.noun
+    )
+    if generic is not None:
+        return Wrong(generic[1], generic[0], point=case.point())
+    return partly_right(got, expected, tol.rtol, tol.atol, case.noun, at=case.at) or (
+        close_on_the_whole(got, expected, case.noun)
+    )
+
+
+def _one_number(case: Case) -> Wrong | None:
+    """For one number, "the answer times k" fits any wrong value: only a flipped sign or
+    a simple factor (2, 1/2, 3/4) is named."""
+    from fractions import Fraction
+
+    got, expected = float(case.got.ravel()[0]), float(case.expected.ravel()[0])
+    if expected == 0 or not np.isfinite(got):
+        return None
+    factor = got / expected
+    simple = Fraction(factor).limit_denominator(4)
+    if abs(float(simple) - factor) > 1e-6 * abs(factor) or abs(simple.numerator) > 8:
+        return None
+    if simple == -1:
+        return Wrong(
+            f"{_capital(case.noun)} has the right size but the opposite sign: look for a "
+            "subtraction the wrong way round or a stray minus.",
+            "sign_flipped",
+            point=case.point(),
+        )
+    return Wrong(
+        f"{_capital(case.noun)} is the answer times {simple}: the shape of the formula is "
+        "right, a constant factor is not.",
+        "scale_factor",
+        point=case.point(),
+    )
+
+
+# -- 6. the fallback ----------------------------------------------------------------------
+
+
+def _fallback(case: Case, cases) -> Wrong:
+    should = case.exercise.describe.get(case.part)
+    head = f"{_capital(case.noun)} should be {should}." if should else "Not the answer yet."
+    code = case.exercise.harness.fallback_code(case.part)
+    return Wrong(fill(head, case.probe), code, point=case.point())
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def number(value) -> str:
+    """A value as a hint shows it: 0.0, inf, nan, or six significant digits."""
+    value = float(value)
+    return "0.0" if value == 0 else f"{value:.6g}"
+
+
+def sample(values, limit: int = 3) -> str:
+    """The first few points where a symptom shows: x values (``{:g}``) or indices."""
+    values = values if isinstance(values, list) else list(np.asarray(values).ravel())
+    shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+# -- praise ---------------------------------------------------------------------------------
+
+
+def praise(exercise, probes) -> str:
+    """What was verified: the claim, the probes, and the method the harness saw."""
+    by_dtype = {}
+    for probe in probes:
+        by_dtype.setdefault(probe.dtype, []).append(probe)
+    parts = []
+    for dtype, group in by_dtype.items():
+        sizes = sorted({tuple(np.shape(p.x)) for p in group if p.x is not None}, key=len)
+        xs = [np.asarray(p.where, dtype=np.float64).ravel() for p in group if p.where is not None]
+        values = np.concatenate(xs) if xs else np.array([])
+        span = (
+            f" from {values.min():g} to {values.max():g}"
+            if values.size and np.all(np.isfinite(values))
+            else ""
+        )
+        shapes = ", ".join(str(s) for s in sizes[:6])
+        parts.append(f"{dtype}{span} (shapes {shapes})" if shapes else dtype)
+    verified = exercise.harness.verified(exercise, probes)
+    claim = exercise.claim or "Right"
+    return f"{claim}: in {'; '.join(parts)}" + (f"; {'; '.join(verified)}." if verified else ".")

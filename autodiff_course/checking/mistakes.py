@@ -34,6 +34,11 @@ SHARED: dict[str, str] = {
     "wrong_dtype": "a result of another dtype than the input's",
     "float32_not_float64": "float32 arithmetic where the input is float64",
     "unjudgeable": "the check itself failed (a bug in the check)",
+    "exited": "sys.exit() (or exit(), quit()) inside the answer",
+    "interrupted": "a KeyboardInterrupt inside the answer",
+    "changed_global_state": "a global setting changed (np.seterr, a random seed, set_floatx)",
+    "keeps_state": "a result that depends on an earlier call (state kept between calls)",
+    "used_course_helper": "the course's own helper called where the exercise asks for code",
     # Generic numerical patterns, recognised for every exercise.
     "sign_flipped": "the negative of the right answer",
     "scale_factor": "the right answer times a constant factor",
@@ -66,6 +71,14 @@ SHARED: dict[str, str] = {
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
     "finite_differences": "finite differences where the exercise asks for autodiff",
+    # What the harnesses of custom gradients and rules know (lessons 03, 04 and 06).
+    "forgot_grad_fn": "a @tf.custom_gradient function that returns only its output",
+    "not_a_function": "a factory that returns something other than a function",
+    "no_variables_keyword": "a grad_fn without the variables= keyword for a variable read",
+    "variable_grads_not_list": "the variables' gradients not returned as a list",
+    "no_variable_gradient": "None as the gradient of a variable the layer reads",
+    "variable_grad_not_reduced": "a variable gradient shaped like x instead of like w",
+    "variable_outside_rule": "the variable's gradient comes from ops outside the custom rule",
     # Gradients that went missing, diagnosed from what the tape saw.
     "no_gradient": "the tape found no path back to the input (None)",
     "unwatched_constant": "a plain tensor the tape never watched",

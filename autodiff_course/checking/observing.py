@@ -100,6 +100,7 @@ class MethodLog:
     custom_calls: list = field(default_factory=list)
     accumulators: list = field(default_factory=list)
     compute_gradient_calls: int = 0
+    course_gradchecks: int = 0  # calls of autodiff_course.gradcheck's finite differences
 
     # -- what was used -------------------------------------------------------
     @property
@@ -373,13 +374,17 @@ def _uninstall() -> None:
 @contextlib.contextmanager
 def observe():
     """Collect a :class:`MethodLog` of how the code in the block differentiates."""
+    from .. import gradcheck
+
     log = MethodLog()
     if not _active_logs:
         _install()
     _active_logs.append(log)
+    before = gradcheck.calls()
     try:
         yield log
     finally:
+        log.course_gradchecks = gradcheck.calls() - before
         _active_logs.remove(log)
         if not _active_logs:
             _uninstall()

@@ -338,3 +338,65 @@ def raise_if_zeros_hide(run: Run, value, **context) -> None:
         and run.log.used_zero_option
     ):
         raise_if_missing(run, hidden=True, **context)
+
+
+NESTED_CAUSES = ("gradient_outside_tape", "outer_not_watching")
+
+
+def _source_name(source, names) -> str:
+    """The name ("x", "y", "params") the exercise gives the source of a missing gradient."""
+    for tensor, name in names:
+        if source is tensor:
+            return name
+    return names[0][1] if len(names) == 1 else "x"
+
+
+def _cause(run: Run, call, source, probe: str):
+    """``(code, hint)``: why ``call`` found no path to ``source``. The two causes only
+    nested tapes have (the inner gradient computed after the outer block, an outer tape
+    that does not watch the source) are read from the whole method log; everything else
+    from what the answer's operations did (:func:`explain_missing`)."""
+    import dataclasses
+
+    calls = []
+    for other in run.log.calls:
+        if other is call:
+            other = dataclasses.replace(
+                other,
+                results=[
+                    None if item is source else result
+                    for item, result in zip(other.sources, other.results or [])
+                ],
+            )
+        calls.append(other)
+    explained = why_none(dataclasses.replace(run.log, calls=calls), probe=probe)
+    if explained is not None and explained[0] in NESTED_CAUSES:
+        return explained
+    return explain_missing(run, call, source, probe=probe)
+
+
+def missing(run: Run, names=(), *, hidden: bool = False, cause_names=None):
+    """``(code, hint)`` for the first None the learner's tapes returned (with ``hidden``,
+    also for zeros that ``unconnected_gradients=ZERO`` put in its place), or None.
+
+    ``names`` pairs the tensors handed to the answer with the names the exercise gives
+    them; ``cause_names`` maps a code to the lesson's own name for that cause ("Cause 3,
+    watching after use"), put in front of the hint.
+    """
+    found = first_missing(run.log, hidden=hidden)
+    if found is None:
+        return None
+    call, source, was_hidden = found
+    code, text = _cause(run, call, source, _source_name(source, names))
+    named = dict(cause_names or {})
+    if code in named:
+        text = f"{named[code]}. {text}"
+    if was_hidden:
+        lead = named.get("zeros_hide_none")
+        return "zeros_hide_none", (
+            (f"{lead}. " if lead else "")
+            + "unconnected_gradients=ZERO turned a None into zeros, so your result is wrong "
+            "without any warning. Without that option the gradient is None, and here is why: "
+            + text
+        )
+    return code, text

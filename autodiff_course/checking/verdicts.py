@@ -69,15 +69,31 @@ class CheckResult:
 class Wrong(Exception):
     """Raised by an evaluator: the answer is wrong; ``hint`` says why.
 
-    ``mistake`` must be a registered code (see :mod:`.mistakes`).
+    A verdict has structure: ``mistake``, a registered code (see :mod:`.mistakes`);
+    ``hint``, the words for that mistake; ``point``, the example where the values differ
+    ("For example at x = 3: expected 1.5, got 3."); and ``probe``, which of the check's
+    probes showed it. :attr:`message` puts them together; nothing else edits a hint.
     """
 
-    def __init__(self, hint: str, mistake: str = "other"):
+    def __init__(self, hint: str, mistake: str = "other", *, point: str = "", probe: str = ""):
         if not mistakes.is_known(mistake):
             raise ValueError(f"unregistered mistake code {mistake!r}")
         super().__init__(hint)
         self.hint = hint
         self.mistake = mistake
+        self.point = point
+        self.probe = probe
+
+    def about(self, probe: str) -> Wrong:
+        """The same verdict, saying which probe showed it (when there were several)."""
+        if not probe or self.probe:
+            return self
+        return Wrong(self.hint, self.mistake, point=self.point, probe=probe)
+
+    @property
+    def message(self) -> str:
+        text = " ".join(part for part in (self.hint, self.point) if part)
+        return f"{text} (Seen with {self.probe}.)" if self.probe else text
 
 
 class NotAttempted(Exception):
@@ -130,7 +146,7 @@ def evaluate(exercise: str, title: str, evaluator, *answers) -> CheckResult:
             exercise, title, Status.NOT_ATTEMPTED, NOT_ATTEMPTED_MESSAGE, "not_attempted"
         )
     except Wrong as wrong:
-        return CheckResult(exercise, title, Status.WRONG, wrong.hint, wrong.mistake)
+        return CheckResult(exercise, title, Status.WRONG, wrong.message, wrong.mistake)
     except Exception as error:  # a surprise in the checker itself: say so plainly
         return CheckResult(
             exercise,

@@ -2,45 +2,50 @@
 
 from __future__ import annotations
 
-from ..checking import FLOAT32
-from ..checking import as_values
-from ..checking import call_answer
-from ..checking import exercise
-from ..checking import fresh_rng
-from ..checking import judge
-from ..checking import mistakes
-from ..checking import signed
-from ..checking import tensor
+import numpy as np
 
-mistakes.register(
-    {
-        "squared": "x**2 where 2 * x belongs",
-        "unchanged": "the input returned unchanged",
-    }
-)
+from ..checking.function import Function
+from ..checking.probes import signed
+from ..checking.spec import Exercise
+from ..checking.spec import Mistake
+from ..checking.spec import Probe
 
 
-@exercise("0.1", "double every element")
-def double(answer):
-    """2 * x, element-wise.
-
-    Probes (fresh on every call): a float32 vector of 3 to 6 values of both signs,
-    with a 0 among them (so that a hard-coded vector or x**2 cannot pass).
-    """
-    rng = fresh_rng("0.1")
+def draw(rng) -> list:
+    """A float32 vector of 3 to 6 values of both signs with a 0 among them (so that a
+    hard-coded vector or x**2 cannot pass), and a (1, 3) row."""
     values = signed(rng, int(rng.integers(3, 7)), 0.5, 3.0)
     values[0] = 0.0
-    x = tensor(values, "float32")
-    got = as_values(call_answer(answer, x), shape=x.shape, dtype=x.dtype)
-    judge(
-        got,
-        2.0 * values,
-        FLOAT32,
-        summary="Expected 2 * x for every element.",
-        dtype="float32",
-        known=[
-            ("squared", "You squared the input (x**2 or x * x); doubling is 2 * x.", values**2),
-            ("unchanged", "You returned the input unchanged; multiply it by 2.", values),
-        ],
-    )
-    return "Each element was multiplied by 2."
+    row = signed(rng, (1, 3), 0.5, 3.0)
+    return [
+        Probe("float32", values.astype(np.float32).astype(np.float64), label="a vector"),
+        Probe("float32", row.astype(np.float32).astype(np.float64), label="a (1, 3) row"),
+    ]
+
+
+EXERCISE = Exercise(
+    number="0.1",
+    title="Double every element",
+    stars=1,
+    minutes=2,
+    harness=Function("`double`"),
+    probes=draw,
+    reference=lambda p: 2.0 * p.x,
+    mistakes=(
+        Mistake(
+            "squared",
+            "You squared the input (x**2 or x * x); doubling is 2 * x.",
+            lambda p: p.x**2,
+            means="x**2 where 2 * x belongs",
+        ),
+        Mistake(
+            "unchanged",
+            "You returned the input unchanged; multiply it by 2.",
+            lambda p: p.x,
+            means="the input returned unchanged",
+        ),
+    ),
+    describe={"value": "2 * x for every element"},
+    claim="Each element was multiplied by 2",
+)
+double = EXERCISE.check

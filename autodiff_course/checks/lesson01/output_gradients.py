@@ -14,13 +14,13 @@ from ...checking import as_values
 from ...checking import call_answer
 from ...checking import exercise
 from ...checking import fresh_rng
-from ...checking import judge
 from ...checking import observe
 from ...checking import observed_call
 from ...checking import require_output_gradients
 from ...checking import signed
 from ...checking import tensor
 from ...checking import why_none
+from ...checking.legacy_judge import judge
 from ...log1pexp import reference_sigmoid as _sigmoid
 from ...log1pexp import reference_softplus as _softplus
 from .shared import _dy_mistakes

@@ -10,9 +10,9 @@ import numpy as np
 from ...checking import FLOAT32
 from ...checking import FLOAT64
 from ...checking import Tolerance
-from ...checking import judge
 from ...checking import shape_of
 from ...checking import signed
+from ...checking.legacy_judge import judge
 
 
 def _shape_of(value):

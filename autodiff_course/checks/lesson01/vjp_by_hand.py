@@ -12,7 +12,6 @@ from ...checking import as_values
 from ...checking import exercise
 from ...checking import floor_of
 from ...checking import fresh_rng
-from ...checking import judge
 from ...checking import matches
 from ...checking import observed_call
 from ...checking import observed_call_keeping_errors
@@ -20,6 +19,7 @@ from ...checking import require_by_hand
 from ...checking import signed
 from ...checking import tensor
 from ...checking import upstream
+from ...checking.legacy_judge import judge
 from ...log1pexp import reference_sigmoid as _sigmoid
 from ...log1pexp import reference_softplus as _softplus
 from .shared import _shape_of

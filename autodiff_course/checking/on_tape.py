@@ -1,0 +1,379 @@
+"""The harness for a function the check runs on its own tape, as a model would use it
+(lessons 03 and 04: custom gradients, and functions whose gradients must stay finite).
+
+The check watches the input, records ``answer(x)`` on a persistent tape of its own and
+differentiates the output with the probe's upstream (both signs, never 1), so a rule
+that forgets ``upstream *`` shows. It reads the parts ``value`` and ``gradient`` (and
+``grad_w`` for the variable a layer reads, ``second`` for a second derivative). With
+``custom_gradient`` it demands that a ``@tf.custom_gradient`` rule of the learner's ran,
+its ``grad_fn`` too, and (``produced``) that the grad_fn returned the very gradient the
+tape gave. With ``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
+
+Generated mistakes: a forgotten upstream, a per-element gradient reduced to one
+number; the re-run diagnostic asks whether the rule scales with the upstream.
+Statefulness: two calls recorded before either is differentiated (two instances, for a
+factory), as any model that uses a layer twice does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .answers import as_values
+from .answers import call_answer
+from .answers import learner_code
+from .differentiating import none_hint
+from .harness import Harness
+from .harness import Observation
+from .harness import forgot_upstream
+from .harness import keeps_state
+from .harness import reduced_gradient
+from .harness import same_parts
+from .harness import upstream_linearity
+from .observing import observe
+from .verdicts import Wrong
+
+NO_RULE = (
+    "No @tf.custom_gradient function ran, so the gradient came from TensorFlow's own rules "
+    "for the operations you used. The exercise asks for your own backward rule: decorate "
+    "the function with @tf.custom_gradient and return (output, grad_fn). (Inside "
+    "tf.function the check cannot see it: take that off.)"
+)
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+@dataclass(frozen=True)
+class OnTape(Harness):
+    """``name`` is how hints name the answer; ``local`` names the right local derivative."""
+
+    name: str = "Your function"
+    custom_gradient: bool = True
+    produced: bool = False
+    factory: bool = False
+    second_order: bool = False
+    upstream_transform: object = None
+    without_rule: str = ""
+    local: str = ""
+
+    main = "value"
+
+    def noun(self, part: str) -> str:
+        return {
+            "value": "your value",
+            "gradient": "your gradient" if not self.factory else "the gradient for x",
+            "grad_w": "the gradient for w",
+            "second": "your second derivative",
+        }.get(part, f"your {part}")
+
+    def fallback_code(self, part: str) -> str:
+        return "wrong_value" if part == "value" else "wrong_gradient"
+
+    def describe(self) -> str:
+        demands = ["the check records the answer on its own tape and differentiates it"]
+        if self.custom_gradient:
+            demands.append("the learner's @tf.custom_gradient rule ran, grad_fn included")
+        if self.produced:
+            demands.append("its grad_fn returned the very gradient the tape gave")
+        if self.factory:
+            demands.append("the layer made from a tf.Variable w returns its gradient too")
+        return "; ".join(demands) + "."
+
+    # -- one probe --------------------------------------------------------------------
+
+    def _layer(self, answer, probe):
+        tf = _tf()
+        if not self.factory:
+            return answer, None
+        w = tf.Variable(np.asarray(probe.w, dtype=probe.dtype), name="w")
+        layer = call_answer(answer, w, name=self.name)
+        if layer is None:
+            raise Wrong(
+                f"{self.name} returned None: it should return the decorated layer function "
+                "(`return layer`).",
+                "returned_none",
+            )
+        if not callable(layer):
+            raise Wrong(
+                f"{self.name} returned a {type(layer).__name__}; it should return the layer "
+                "function itself, not its result (`return layer`, not `return layer(x)`).",
+                "not_a_function",
+            )
+        return layer, w
+
+    def record(self, answer, probe):
+        """``(tape, x, output, log, w)``: the answer called on the check's own tape."""
+        tf = _tf()
+        layer, w = self._layer(answer, probe)
+        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
+        tape = tf.GradientTape(persistent=True)
+        with tape:
+            tape.watch(x)
+            with observe() as log:
+                try:
+                    value = call_answer(layer, x, name=self.name if not w else "Your layer")
+                except Wrong as wrong:
+                    raise _decorator_error(wrong) from None
+        return tape, x, value, log, w
+
+    def gradients(self, tape, x, value, w, upstream, dtype):
+        tf = _tf()
+        sources = [x] if w is None else [x, w]
+        up = tf.constant(np.asarray(upstream, dtype=dtype))
+        try:
+            with learner_code("Your gradient function"):
+                return tape.gradient(value, sources, output_gradients=up)
+        except Wrong as wrong:
+            raise _grad_fn_error(wrong, w is not None) from None
+
+    def observe(self, answer, probe, exercise) -> Observation:
+        tape, x, value, log, w = self.record(answer, probe)
+        shape, dtype = probe.shape, probe.dtype
+        name = self.name if w is None else "The layer"
+        values = as_values(value, name=name, shape=shape, dtype=dtype)
+        try:
+            grads = self.gradients(tape, x, value, w, probe.upstream, dtype)
+        except Wrong as wrong:  # judged once the value is known to be right
+            return Observation({"value": values}, log, pending=wrong)
+        self._require_rule(log, grads[0] is None)
+        parts = {"value": values, **self._read(grads, log, shape, dtype)}
+        if self.produced and not _rule_produced(log, parts["gradient"]):
+            raise Wrong(
+                "Your @tf.custom_gradient rule ran, but the gradient the tape returned is not "
+                "what your grad_fn returned: TensorFlow's own rules for the operations between "
+                "x and your output produced it. Put the decorator on the function itself, so "
+                "that its grad_fn maps the upstream of the output to the gradient for x.",
+                "custom_gradient_not_used",
+            )
+        if self.second_order:
+            parts["second"] = self._second(answer, probe)
+
+        def again(factor):
+            regrads = self.gradients(tape, x, value, w, factor * probe.upstream, dtype)
+            return self._read(regrads, log, shape, dtype)
+
+        return Observation(parts, log, again)
+
+    def _require_rule(self, log, gradient_missing: bool) -> None:
+        if not self.custom_gradient:
+            return
+        lead = (self.without_rule + " ") if self.without_rule else ""
+        if not log.used_custom_gradient:
+            lead = lead or ("The gradient is None. " if gradient_missing else "")
+            raise Wrong(lead + NO_RULE, "custom_gradient_not_used")
+        if not log.custom_backward_ran:
+            raise Wrong(
+                "Your @tf.custom_gradient function ran, but its grad_fn never did: the output "
+                "you return is not the custom function's output, so the gradient came from "
+                "other operations. Return the custom function's output itself.",
+                "custom_gradient_not_used",
+            )
+
+    def _read(self, grads, log, shape, dtype) -> dict:
+        tf = _tf()
+        if grads[0] is None:
+            raise _explain_none(log, "x")
+        parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
+        if self.factory:
+            grad_w = grads[1]
+            if grad_w is None:
+                raise Wrong(
+                    "The gradient with respect to w is None: return it in the second part of "
+                    "the pair, grad_x, [grad_w].",
+                    "no_variable_gradient",
+                )
+            if self.custom_gradient and not any(
+                len(returned) >= 2 for call in log.custom_calls for _, returned in call.backward
+            ):
+                raise Wrong(
+                    "Your custom rule returns a gradient for x only; the gradient for w came "
+                    "from TensorFlow's own operations outside it. Read w inside the decorated "
+                    "function and let grad_fn(upstream, variables=None) return (gradient for "
+                    "x, [gradient for w]).",
+                    "variable_outside_rule",
+                )
+            if not isinstance(grad_w, (tf.Tensor, tf.Variable)):
+                raise Wrong(
+                    f"The gradient for w came back as a {type(grad_w).__name__}, not a tensor: "
+                    "your grad_fn returned a Python or NumPy number for it (float(...) or "
+                    ".numpy()). Keep it a tensor: [tf.reduce_sum(...)].",
+                    "returned_numpy",
+                )
+            if int(np.prod(grad_w.shape)) > 1:
+                raise Wrong(
+                    f"The gradient for w has shape {tuple(grad_w.shape)}; w is a scalar, so add "
+                    "up the contributions of every element of x: one tf.reduce_sum with no axis.",
+                    "variable_grad_not_reduced",
+                )
+            parts["grad_w"] = as_values(
+                tf.reshape(grad_w, []), name="The gradient for w", dtype=dtype
+            )
+        return parts
+
+    def _second(self, answer, probe) -> np.ndarray:
+        tf = _tf()
+        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                value = call_answer(answer, x, name=self.name)
+            with learner_code("Your gradient function"):
+                first = inner.gradient(value, x)
+        if first is None:
+            raise _explain_none(None, "x")
+        with learner_code("Your gradient function"):
+            second = outer.gradient(first, x)
+        if second is None:
+            raise Wrong(
+                "The second derivative is None: the outer tape found no path through your "
+                "grad_fn. Compute the backward with TensorFlow operations on x (not .numpy(), "
+                "not tf.stop_gradient), so that it can be differentiated again.",
+                "no_gradient",
+            )
+        return as_values(second, name="The second derivative", shape=probe.shape, dtype=probe.dtype)
+
+    # -- what every answer of this kind can get wrong ------------------------------------------
+
+    def generated(self, case) -> list:
+        if case.part not in ("gradient", "grad_w"):
+            return []
+        found = forgot_upstream(case, self.upstream_transform)
+        return found + (reduced_gradient(case) if case.part == "gradient" else [])
+
+    def diagnose(self, case):
+        if case.part != "gradient":
+            return None
+        return upstream_linearity(case, self.upstream_transform, self.local)
+
+    def statefulness(self, answer, seen, exercise) -> None:
+        """Two probes recorded before either is differentiated: each must get its own
+        gradient (a grad_fn that reads a global x, or a layer that shares one w, fails)."""
+        probe, _ = seen[0]
+        other = probe.but(
+            x=np.roll(probe.x, 1) * -1.0 if probe.x.ndim else -probe.x,
+            upstream=np.roll(probe.upstream, 1),
+        )
+        if self.factory:
+            other = other.but(w=-0.75 * probe.w)
+        first, second = self.record(answer, probe), self.record(answer, other)
+        for p, (tape, x, value, _, w) in ((probe, first), (other, second)):
+            grads = self.gradients(tape, x, value, w, p.upstream, p.dtype)
+            try:
+                got = self._read(grads, first[3], p.shape, p.dtype)
+            except Wrong:
+                got = {}
+            expected = {k: v for k, v in exercise.expected(p).items() if k != "value"}
+            if not same_parts(expected, got, 1e-4, 1e-12):
+                how = (
+                    "two layers made side by side, with different w, give each other's gradients"
+                    if self.factory
+                    else "called twice before the tape differentiates (as a model that uses "
+                    "it twice does), the first call's gradient comes out wrong"
+                )
+                raise keeps_state(f"{self.name}", how)
+
+    def verified(self, exercise, probes) -> list:
+        found = ["with upstreams of both signs, never 1"]
+        if self.custom_gradient:
+            found.append(
+                "your grad_fn produced the gradient" if self.produced else "your custom rule ran"
+            )
+        found.append(
+            "two layers side by side kept their own w"
+            if self.factory
+            else "two calls recorded before differentiating kept their own gradients"
+        )
+        return found
+
+
+def _decorator_error(wrong: Wrong) -> Wrong:
+    if (
+        wrong.mistake == "raised"
+        and "values to unpack" in wrong.hint
+        and "expected 2" in wrong.hint
+    ):
+        return Wrong(
+            "Your function is decorated with @tf.custom_gradient, but it returned only the "
+            "output. A custom-gradient function returns a pair: `return output, grad_fn`, "
+            "where grad_fn(upstream) is your backward rule.",
+            "forgot_grad_fn",
+        )
+    return _variables_error(wrong) or wrong
+
+
+def _variables_error(wrong: Wrong) -> Wrong | None:
+    text = wrong.hint
+    if "must accept keyword argument 'variables'" in text:
+        return Wrong(
+            "TensorFlow refused your gradient function: a custom gradient whose forward reads "
+            "a trainable variable must accept it: def grad_fn(upstream, variables=None), "
+            "returning (gradient for x, [gradient for w]).",
+            "no_variables_keyword",
+        )
+    if "len()" in text or "gradient for each variable" in text:
+        return Wrong(
+            "The variables' gradients must come as a list with one entry per variable read: "
+            "return grad_x, [grad_w].",
+            "variable_grads_not_list",
+        )
+    return None
+
+
+def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
+    if wrong.mistake != "raised":
+        return wrong
+    found = _variables_error(wrong)
+    if found is not None:
+        return found
+    if reads_variable and "values to unpack" in wrong.hint:
+        return Wrong(
+            "Your layer reads a variable, so TensorFlow unpacks what grad_fn returns into two "
+            "parts: return grad_x, [grad_w] (the gradient for the input, then a list with the "
+            "gradient for w).",
+            "variable_grads_not_list",
+        )
+    counted = re.search(r"expected to return (\d+) gradients, but returned (\d+)", wrong.hint)
+    if counted:
+        return Wrong(
+            f"Your grad_fn returned {counted.group(2)} gradients, but the function has "
+            f"{counted.group(1)} input(s): return one gradient per input, each shaped like it.",
+            "grad_fn_raised",
+        )
+    return Wrong(wrong.hint, "grad_fn_raised")
+
+
+def _explain_none(log, what: str) -> Wrong:
+    for call in getattr(log, "custom_calls", ()):
+        for _, returned in call.backward:
+            if returned and returned[0] is None:
+                return Wrong(
+                    f"The gradient for {what} is None: your grad_fn returned None for it. It "
+                    f"must return upstream times the local derivative, a tensor shaped like "
+                    f"{what}.",
+                    "no_gradient",
+                )
+    return Wrong(none_hint("no_gradient", what), "no_gradient")
+
+
+def _rule_produced(log, gradient) -> bool:
+    """Some run of the learner's grad_fn returned exactly the gradient the tape gave."""
+    for call in log.custom_calls:
+        for _, returned in call.backward:
+            first = returned[0] if returned else None
+            try:
+                got = np.asarray(first.numpy(), dtype=np.float64)
+            except Exception:  # noqa: BLE001 - None, a Python number, a wrong shape
+                continue
+            if got.shape == np.shape(gradient) and np.allclose(
+                got, gradient, rtol=1e-6, atol=0.0, equal_nan=True
+            ):
+                return True
+    return False
