@@ -92,12 +92,12 @@ def both_copies(solution, lesson, course):
 
 def check(course) -> list[str]:
     problems = []
-    listed = {lesson.filename for lesson in course.lessons}
+    listed = {notebook.filename for notebook in course.notebooks}
     for folder in (SOLUTIONS_DIR, LESSONS_DIR):
         for path in sorted(folder.glob("*.ipynb")):
             if path.name not in listed:
                 problems.append(f"{folder.name}/{path.name} is not listed in course.toml")
-    for lesson in course.lessons:
+    for lesson in course.notebooks:
         solution_path = SOLUTIONS_DIR / lesson.filename
         lesson_path = LESSONS_DIR / lesson.filename
         if not solution_path.exists():
@@ -130,7 +130,7 @@ def check(course) -> list[str]:
 def build(course, prefixes: list[str], run: bool) -> None:
     if pins.write():
         print("autodiff_course/_pins.py: written from requirements.txt")
-    for lesson in course.lessons:
+    for lesson in course.notebooks:
         if prefixes and not any(lesson.slug.startswith(p) for p in prefixes):
             continue
         solution, learner = both_copies(read(SOLUTIONS_DIR / lesson.filename), lesson, course)

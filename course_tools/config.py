@@ -1,6 +1,7 @@
 """The course's configuration, ``course.toml``, and where everything lives.
 
-``course.toml`` lists the lessons in order (slug, title, minutes) and names the
+``course.toml`` lists the lessons in order (slug, title, minutes), the optional asides
+that a lesson links to, and names the
 repository and git ref that every address leaving the repository is built from
 (Binder, Colab, GitHub, the helper package the setup cell installs on Colab).
 The paths below are the folders the tools read and write.
@@ -44,12 +45,48 @@ class Lesson:
 
 
 @dataclass(frozen=True)
+class Aside:
+    """An optional notebook that one lesson links to, for a deep dive off its main path:
+    no exercises, checked by nbval like every notebook, numbered like its lesson."""
+
+    slug: str
+    title: str
+    lesson: str
+    teaching_minutes: int
+    exercise_minutes: int = 0
+
+    @property
+    def number(self) -> int:
+        return int(self.slug[:2])
+
+    @property
+    def filename(self) -> str:
+        return f"{self.slug}.ipynb"
+
+    @property
+    def minutes(self) -> int:
+        return self.teaching_minutes
+
+
+@dataclass(frozen=True)
 class Course:
     title: str
     subtitle: str
     repository: str
     ref: str
     lessons: tuple[Lesson, ...]
+    asides: tuple[Aside, ...] = ()
+
+    @property
+    def notebooks(self) -> tuple:
+        """Every notebook the course builds: the lessons, then the asides."""
+        return self.lessons + self.asides
+
+    def asides_of(self, lesson) -> tuple[Aside, ...]:
+        return tuple(aside for aside in self.asides if aside.lesson == lesson.slug)
+
+    def lesson_of(self, aside: Aside) -> Lesson:
+        return next(lesson for lesson in self.lessons if lesson.slug == aside.lesson)
 
     def neighbours(self, slug: str) -> tuple[Lesson | None, Lesson | None]:
         index = [lesson.slug for lesson in self.lessons].index(slug)
@@ -114,6 +151,22 @@ def load_course(path: Path = CONFIG_FILE) -> Course:
         )
         for entry in raw["lessons"]
     )
+    asides = tuple(
+        Aside(
+            slug=entry["slug"],
+            title=entry["title"],
+            lesson=entry["lesson"],
+            teaching_minutes=int(entry["teaching_minutes"]),
+        )
+        for entry in raw.get("asides", [])
+    )
+    slugs = {lesson.slug for lesson in lessons}
+    for aside in asides:
+        if aside.lesson not in slugs or not aside.slug.startswith(aside.lesson[:3]):
+            raise ValueError(
+                f"course.toml: aside {aside.slug!r} must name one of the lessons, and share "
+                f"its number, in lesson = ..."
+            )
     info = raw["course"]
     return Course(
         title=info["title"],
@@ -121,4 +174,5 @@ def load_course(path: Path = CONFIG_FILE) -> Course:
         repository=_checked_repository(info["repository"]),
         ref=_checked_ref(info["ref"]),
         lessons=lessons,
+        asides=asides,
     )

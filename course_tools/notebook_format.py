@@ -112,6 +112,24 @@ def time_line(lesson: Lesson) -> str:
     return f"**Time:** {lesson.teaching_minutes} min"
 
 
+def aside_navigation(course: Course, aside, folder: str) -> str:
+    """The navigation bar of an aside: back to its lesson, the contents, its other copy."""
+    lesson = course.lesson_of(aside)
+    other = "solutions" if folder == "lessons" else "lessons"
+    copy_name = "solutions copy" if folder == "lessons" else "learner's copy"
+    binder = course.binder_url(f"{folder}/{aside.filename}")
+    colab = course.colab_url(f"{folder}/{aside.filename}")
+    back = course.colab_url(f"{folder}/{lesson.filename}")
+    return (
+        f"[← back to {lesson.number:02d} {lesson.title}]({lesson.filename})"
+        f" · [Contents](../README.md#Contents) · This aside's [{copy_name}](../{other}/"
+        f"{aside.filename})\n\n[![Launch on Binder]({BINDER_BADGE})]({binder})"
+        f" [![Open in Colab]({COLAB_BADGE})]({colab}) Optional aside to lesson "
+        f"{lesson.number:02d} · {aside.teaching_minutes} min\n\n*In Colab:* "
+        f"[← {lesson.number:02d}]({back}) · [Contents]({course.github_url('README.md')}#contents)"
+    )
+
+
 def navigation(course: Course, lesson: Lesson, folder: str) -> str:
     """The navigation bar for ``lesson`` in ``folder`` ('lessons' or 'solutions').
 
@@ -127,6 +145,8 @@ def navigation(course: Course, lesson: Lesson, folder: str) -> str:
       links open the neighbours in Colab, its Contents link opens the README on
       GitHub. Both lines are built from ``repository`` and ``ref`` in course.toml.
     """
+    if lesson in course.asides:
+        return aside_navigation(course, lesson, folder)
     previous, following = course.neighbours(lesson.slug)
     other = "solutions" if folder == "lessons" else "lessons"
     parts, colab_parts = [], []
@@ -168,6 +188,12 @@ def course_map(course: Course) -> str:
             f"[{lesson.filename}](../lessons/{lesson.filename}) | "
             f"[{lesson.filename}](../solutions/{lesson.filename}) |"
         )
+        for aside in course.asides_of(lesson):
+            rows.append(
+                f"| {aside.number:02d} | *Optional aside:* {aside.title} | "
+                f"{aside.teaching_minutes} min | [{aside.filename}](../lessons/{aside.filename}) "
+                f"| [{aside.filename}](../solutions/{aside.filename}) |"
+            )
     return "\n".join(rows)
 
 
@@ -183,9 +209,17 @@ def readme_contents(course: Course) -> str:
             f"[solutions](solutions/{lesson.filename}) | "
             f"[![Binder]({BINDER_BADGE})]({binder}) [![Colab]({COLAB_BADGE})]({colab}) |"
         )
+        for aside in course.asides_of(lesson):
+            rows.append(
+                f"| {aside.number:02d} | *Optional aside:* {aside.title} | "
+                f"{aside.teaching_minutes} min | [aside](lessons/{aside.filename}) | |"
+            )
     total = sum(lesson.minutes for lesson in course.lessons)
     rows.append("")
-    rows.append(f"Total: about {total // 60} h {total % 60:02d} min, exercises included.")
+    rows.append(
+        f"Total: about {total // 60} h {total % 60:02d} min, exercises included"
+        + (", asides not." if course.asides else ".")
+    )
     return "\n".join(rows)
 
 

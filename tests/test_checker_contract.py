@@ -156,6 +156,39 @@ MALFORMED = {
 }
 
 
+def _exits(*args, **kwargs):
+    import sys
+
+    sys.exit(0)
+
+
+def _interrupted(*args, **kwargs):
+    raise KeyboardInterrupt()
+
+
+def _changes_settings(*args, **kwargs):
+    np.seterr(all="raise")
+    np.random.seed(0)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize(
+    "answer, mistake",
+    [
+        (_exits, "exited"),
+        (_interrupted, "interrupted"),
+        (_changes_settings, "changed_global_state"),
+    ],
+    ids=["sys.exit", "KeyboardInterrupt", "np.seterr and a seed"],
+)
+def test_an_answer_that_leaves_the_rules_gets_a_plain_verdict(check, answer, mistake):
+    errors, state = np.geterr(), np.random.get_state()[1].copy()
+    result = check.evaluate(answer)
+    assert (result.status, result.mistake) == (Status.WRONG, mistake), result.message
+    assert "Traceback" not in result.message
+    assert np.geterr() == errors and np.array_equal(np.random.get_state()[1], state)
+
+
 @pytest.mark.parametrize("check", CHECKS)
 def test_no_answer_can_break_a_check(check, monkeypatch):
     monkeypatch.setattr(answers, "TIME_LIMIT_SECONDS", 0.5)

@@ -152,6 +152,11 @@ softplus = tf.nn.softplus
             (threshold_forward, sigmoid_backward, "float32_threshold"),
             (
                 softplus,
+                lambda up, x: up * tf.cast(tf.sigmoid(tf.cast(x, tf.float32)), x.dtype),
+                "float32_not_float64",
+            ),  # float64 out, but the local derivative went through float32
+            (
+                softplus,
                 lambda up, x: up * tf.where(x > 20.0, tf.ones_like(x), tf.sigmoid(x)),
                 "float32_threshold",
             ),
@@ -160,6 +165,19 @@ softplus = tf.nn.softplus
 )
 def test_log1pexp_names_the_mistake_of_a_rule(judge, custom_gradient, forward, backward, mistake):
     judge(check.log1pexp_stable, custom_gradient(forward, backward), mistake)
+
+
+_latest = {}
+
+
+@tf.custom_gradient
+def reads_the_latest_x(x):
+    _latest["x"] = x
+    return tf.nn.softplus(x), lambda up: up * tf.sigmoid(_latest["x"])
+
+
+def test_log1pexp_catches_a_rule_that_reads_the_latest_call(judge):
+    judge(check.log1pexp_stable, reads_the_latest_x, "keeps_state")
 
 
 def test_log1pexp_hint_lists_every_failure_mode(judge, custom_gradient):
@@ -532,6 +550,28 @@ def with_w_gradient(change):
 )
 def test_scaled_softplus_names_the_mistake(judge, answer, mistake):
     judge(check.scaled_softplus, answer, mistake)
+
+
+_shared = {}
+
+
+def make_with_one_w(w):
+    """Every layer reads the w of the last layer made: a module-level variable."""
+    _shared["w"] = w
+
+    @tf.custom_gradient
+    def layer(x):
+        def grad(upstream, variables=None):
+            s = tf.sigmoid(_shared["w"] * x)
+            return upstream * _shared["w"] * s, [tf.reduce_sum(upstream * x * s)]
+
+        return tf.nn.softplus(_shared["w"] * x), grad
+
+    return layer
+
+
+def test_scaled_softplus_catches_layers_that_share_one_w(judge):
+    judge(check.scaled_softplus, make_with_one_w, "keeps_state")
 
 
 def test_scaled_softplus_stub_inside_the_layer_is_not_attempted(judge, stub):

@@ -47,7 +47,7 @@ def test_lesson_numbers_are_consecutive_and_slugs_are_kebab_case():
 @pytest.mark.parametrize("folder", FOLDERS)
 def test_folder_holds_exactly_the_configured_lessons(folder):
     on_disk = sorted(path.name for path in (ROOT / folder).glob("*.ipynb"))
-    assert on_disk == sorted(lesson.filename for lesson in LESSONS)
+    assert on_disk == sorted(notebook.filename for notebook in COURSE.notebooks)
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())

@@ -174,6 +174,16 @@ def upstream_linearity(case, transform=None, local_name: str = "") -> Wrong | No
     )
 
 
+def upstreams_seen(probes) -> str:
+    """The praise's words for the upstreams the probes carried."""
+    ups = np.concatenate([np.ravel(p.upstream) for p in probes if p.upstream is not None])
+    if ups.size == 0:
+        return "with no upstream"
+    signs = "both signs" if (ups > 0).any() and (ups < 0).any() else "one sign"
+    ones = "+-1 among them" if np.any(np.abs(ups) == 1) else "never +-1"
+    return f"with upstreams of {signs}, {ones}" + (", and 0" if np.any(ups == 0) else "")
+
+
 def keeps_state(what: str, how: str) -> Wrong:
     return Wrong(
         f"{what} is right when called alone, but {how}: it keeps state between calls (a "

@@ -33,6 +33,7 @@ from .harness import keeps_state
 from .harness import reduced_gradient
 from .harness import same_parts
 from .harness import upstream_linearity
+from .harness import upstreams_seen
 from .observing import observe
 from .verdicts import Wrong
 
@@ -281,7 +282,7 @@ class OnTape(Harness):
                 raise keeps_state(f"{self.name}", how)
 
     def verified(self, exercise, probes) -> list:
-        found = ["with upstreams of both signs, never 1"]
+        found = [upstreams_seen(probes)]
         if self.custom_gradient:
             found.append(
                 "your grad_fn produced the gradient" if self.produced else "your custom rule ran"

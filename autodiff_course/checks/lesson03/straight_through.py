@@ -54,7 +54,7 @@ EXERCISE = Exercise(
     number="3.2",
     title="A clipped straight-through estimator for `sign`, as a rule",
     stars=1,
-    minutes=10,
+    minutes=5,
     harness=OnTape(
         "`binarize_ste`",
         local="1 where |x| <= 1 and 0 elsewhere",
