@@ -101,7 +101,7 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
                         f"an abs(), a tf.where or a condition on the sign of x.",
                         "one_tail",
                     )
-    flipped = np.sign(got) != np.sign(expected)
+    flipped = (np.sign(got) != np.sign(expected)) & (got != 0) & (expected != 0)
     if flipped.any() and matches(np.abs(got), np.abs(expected), rtol, floor):
         return Wrong(
             f"{_head(what)} {_has(what)} the right size everywhere, but the wrong sign at "
