@@ -94,7 +94,7 @@ def _drive(call, p):
             )
         if grads[key] is None:
             raise Wrong("Your function stored None in `grads`, not a gradient.", "stored_none")
-        read_array(grads[key], f"What your function stored for {key!r}", np.shape(p.x), p.dtype)
+        read_array(grads[key], f"The gradient stored for {key!r}", np.shape(p.x), p.dtype)
 
     return reverse_pass(p, accumulate)
 
