@@ -390,6 +390,10 @@ LOG1PEXP_WRONG = [
     (lambda x: (TapeTensor(np.logaddexp(0.0, x)), lambda up: up), "used_tape"),
     (rule_naive_value, "forward_overflow"),
     (rule_naive_gradient, "backward_overflow_nan"),
+    (
+        lambda x: (x + np.log1p(np.exp(-x)), rule_reference(x)[1]),
+        "forward_overflow",
+    ),  # the mirrored formula: inf far below 0
     (rule_documented, "documented_rule_cancellation"),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * 0.5 * (1 + np.tanh(x / 2))),

@@ -209,9 +209,10 @@ def _threshold_slip(shortcut):
     return shows
 
 
-def mistakes(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
+def mistakes(z, scale, z_name="x", gradient="gradient", library="tf") -> tuple:
     """The whole-formula mistakes of a log1pexp rule, recognised where the answer is finite
-    (its far ends are the story's), and the float32-only switch-over thresholds."""
+    (its far ends are the story's), and the mirrored formula z + log(1 + e^-z), whose
+    value is inf far below 0, where every form of log(1 + e^z) is finite."""
 
     def grad(local):
         return lambda p: scale(p) * local(np.asarray(z(p)))
@@ -251,6 +252,20 @@ def mistakes(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
             part=gradient,
             where_finite=True,
             means="sigmoid(-x) where sigmoid(x) belongs",
+        ),
+        Symptom(
+            "forward_overflow",
+            _words(
+                "The value is {value} at {z} = {points}: {z} + log(1 + e^-{z}) holds for every "
+                "{z}, but for negative {z} e^-{z} overflows {dtype} (below {z} = -{overflow}), "
+                "and before that the two terms cancel. {softplus} computes both sides.",
+                library,
+                z_name,
+            ),
+            lambda got, p: ~np.isfinite(got),
+            lambda p: np.asarray(z(p)) < -thresholds(p.dtype).overflow,
+            "value",
+            at=lambda p: np.asarray(z(p)),
         ),
     )
 

@@ -29,7 +29,7 @@ EXERCISE = Exercise(
         data=lambda rng, probe: story.landmarks(probe.dtype),
     ),
     reference=lambda p: {"value": softplus(p.x), "gradient": p.upstream * sigmoid(p.x)},
-    mistakes=story.mistakes(_x, _upstream)
+    mistakes=story.mistakes(_x, _upstream, library="np")
     + (
         Mistake(
             "relu_not_softplus",
