@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from autodiff_course.checking import Status
 from autodiff_course.checks import lesson06 as check
@@ -93,8 +94,16 @@ ACCUMULATE_WRONG = [
     ),
     (
         lambda grads, key, c: grads.__setitem__(key, grads[key] + c + 0.5 if key in grads else c),
+        "constant_offset",
+    ),
+    (
+        lambda grads, key, c: grads.__setitem__(key, grads[key] + c * c if key in grads else c),
         "upstream_not_linear",
     ),
+    (
+        lambda grads, key, c: grads.__setitem__(key, np.squeeze(grads.get(key, 0) + c)),
+        "broadcast_shape",
+    ),  # a size-1 axis dropped
     (
         lambda grads, key, c: grads.__setitem__(
             key, grads[key] + grads[key] if key in grads else c
@@ -173,7 +182,7 @@ def each(change):
 
 MULTIPLY_WRONG = [
     (rule(back=lambda g, shape: g), "not_summed_back"),
-    (rule(back=lambda g, shape: np.sum(g)), "summed_everything"),
+    (rule(back=lambda g, shape: np.sum(g)), "wrong_shape"),  # a single number
     (rule(back=lambda g, shape: unbroadcast(g, shape, stretched=False)), "not_summed_back"),
     (rule(back=lambda g, shape: unbroadcast(g, shape, keepdims=False)), "broadcast_shape"),
     (rule(back=trailing), "wrong_shape"),
@@ -196,6 +205,8 @@ MULTIPLY_WRONG = [
     (rule(grad_b=lambda up, a, b: a + 0 * up), "forgot_upstream"),  # one gradient only
     (rule(lambda up, a, b: up / b, lambda up, a, b: up / a), "wrong_local_derivative"),
     (rule(grad_a=lambda up, a, b: up * up * b), "upstream_not_linear"),
+    (each(np.squeeze), "broadcast_shape"),  # size-1 axes dropped
+    (each(lambda g: g.tolist()), "returned_list"),
 ]
 
 
@@ -275,6 +286,8 @@ MATMUL_WRONG = [
     (lambda up, a, b: (up @ b.T @ b.T @ b, a.T @ up), "wrong_local_derivative"),
     (lambda up, a, b: up @ b.T, "not_a_pair"),
     (lambda up, a, b: (up @ b.T, (a.T @ up).ravel()), "wrong_shape"),
+    (lambda up, a, b: (np.squeeze(up @ b.T), np.squeeze(a.T @ up)), "broadcast_shape"),
+    (lambda up, a, b: (a.T @ up, up @ b.T), "reversed_order"),  # named on square matrices too
 ]
 
 
@@ -298,6 +311,11 @@ def rule_piecewise(x):
     value = np.maximum(x, 0) + np.log1p(e)
     sigmoid = np.where(x >= 0, 1 / (1 + e), e / (1 + e))
     return value, lambda upstream: [upstream * sigmoid]  # a 1-element list is fine
+
+
+def rule_exp_of_difference(x):
+    value = np.logaddexp(0.0, x)
+    return value, lambda upstream: upstream * np.exp(x - value)  # e^x / (1 + e^x)
 
 
 def rule_naive_value(x):
@@ -332,6 +350,32 @@ def rule_decorated(x):
 rule_decorated.__wrapped__ = rule_reference  # what functools.wraps leaves behind
 
 
+_LATEST = {}
+
+
+def rule_latest_x(x):
+    _LATEST["x"] = x
+
+    def grad_fn(upstream):
+        return upstream * np.exp(-np.logaddexp(0.0, -_LATEST["x"]))
+
+    return np.logaddexp(0.0, x), grad_fn
+
+
+def rule_changes_upstream(x):
+    def grad_fn(upstream):
+        upstream *= np.exp(-np.logaddexp(0.0, -x))
+        return upstream
+
+    return np.logaddexp(0.0, x), grad_fn
+
+
+def rule_changes_x(x):
+    value = np.logaddexp(0.0, x)
+    np.negative(x, out=x)  # x is now -x: sigmoid(x) = exp(-logaddexp(0, x))
+    return value, lambda upstream: upstream * np.exp(-np.logaddexp(0.0, x))
+
+
 class TapeTensor:
     """Stands in for the notebook's Tensor: a rule built from the tape's operations."""
 
@@ -344,19 +388,23 @@ LOG1PEXP_WRONG = [
     (rule_decorated, "rule_decorated"),  # the method: the rule itself, not the registration
     (lambda x: TapeTensor(np.logaddexp(0.0, x)), "used_tape"),
     (lambda x: (TapeTensor(np.logaddexp(0.0, x)), lambda up: up), "used_tape"),
-    (rule_naive_value, "inf_value"),
-    (rule_naive_gradient, "nan_gradient"),
-    (rule_documented, "cancels_for_negative_x"),
+    (rule_naive_value, "forward_overflow"),
+    (rule_naive_gradient, "backward_overflow_nan"),
+    (
+        lambda x: (x + np.log1p(np.exp(-x)), rule_reference(x)[1]),
+        "forward_overflow",
+    ),  # the mirrored formula: inf far below 0
+    (rule_documented, "documented_rule_cancellation"),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * 0.5 * (1 + np.tanh(x / 2))),
-        "cancels_for_negative_x",
+        "documented_rule_cancellation",
     ),
     (
         lambda x: (
             np.where(x > 30, x, np.log(1 + np.exp(np.minimum(x, 30)))),
             rule_reference(x)[1],
         ),
-        "value_cancels",
+        "forward_rounds_to_zero",
     ),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: np.exp(-np.logaddexp(0.0, -x))),
@@ -365,35 +413,35 @@ LOG1PEXP_WRONG = [
     (lambda x: (np.logaddexp(0.0, x), lambda up: up), "forgot_local_derivative"),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * np.exp(-np.logaddexp(0.0, x))),
-        "negated_input",
+        "sigmoid_of_minus_x",
     ),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * np.logaddexp(0.0, x)),
         "value_not_derivative",
     ),
-    (lambda x: (np.exp(-np.logaddexp(0.0, -x)), lambda up: up), "output_is_derivative"),
+    (lambda x: (np.exp(-np.logaddexp(0.0, -x)), lambda up: up), "value_is_sigmoid"),
     (rule_float32, "float32_not_float64"),
     (lambda x: (np.logaddexp(np.float64(0), x), rule_reference(x)[1]), "wrong_dtype"),
     (rule_finite_difference, "approximation"),
     (
         lambda x: (np.logaddexp(0.0, np.maximum(x, -30.0)), rule_reference(x)[1]),
-        "wrong_for_negative_x",
+        "one_tail",
     ),  # a clipped tail
     (
         lambda x: (
             np.logaddexp(0.0, x),
             lambda up: np.where(x < -25, 0.0, rule_reference(x)[1](up)),
         ),
-        "wrong_for_negative_x",
+        "one_tail",
     ),  # a tail cut off to zero
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: np.where(x > 0, up, rule_reference(x)[1](up))),
-        "wrong_for_positive_x",
+        "one_tail",
     ),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: np.abs(up) * np.exp(-np.logaddexp(0.0, -x))),
-        "upstream_used_wrongly",
-    ),
+        "sign_flipped",
+    ),  # the hint names the abs()
     (lambda x: (np.maximum(x, 0.0), rule_reference(x)[1]), "relu_not_softplus"),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * (x > 0).astype(x.dtype)),
@@ -430,6 +478,15 @@ LOG1PEXP_WRONG = [
     (lambda x: np.logaddexp(0.0, x), "not_a_pair"),
     (lambda x: (np.logaddexp(0.0, x), lambda up: (up, up)), "wrong_structure"),
     (lambda x: (np.logaddexp(0.0, x)[:2], lambda up: up), "wrong_shape"),
+    (lambda x: (np.squeeze(np.logaddexp(0.0, x)), rule_reference(x)[1]), "broadcast_shape"),
+    (rule_latest_x, "keeps_state"),  # grad_fn reads the latest call's x
+    (rule_changes_upstream, "changed_in_place"),
+    (rule_changes_x, "changed_in_place"),
+    (
+        lambda x: (np.where(x > 20, x, np.logaddexp(0.0, x)), rule_reference(x)[1]),
+        "float32_threshold",
+    ),
+    (lambda x: (tf.nn.softplus(x), rule_reference(x)[1]), "wrong_type"),
 ]
 
 
@@ -446,10 +503,10 @@ def test_grad_fn_runs_with_an_upstream_that_is_not_one():
         return value, watched
 
     assert check.log1pexp_rule.evaluate(spy).status is Status.CORRECT
-    assert [dtype for dtype, _ in seen] == [np.float32, np.float64]
-    for _, upstream in seen:  # of both signs, and 1 at most by chance at a point or two
-        assert (upstream < 0).any() and (upstream > 0).any()
+    assert {np.dtype(dtype).name for dtype, _ in seen} == {"float32", "float64"}
+    for _, upstream in seen:  # 1 at most by chance at a point or two
         assert np.mean(np.abs(upstream) == 1.0) < 0.2
+        assert upstream.size < 2 or ((upstream < 0).any() and (upstream > 0).any())
 
 
 def test_log1pexp_hints_name_the_probe_points():
@@ -464,13 +521,64 @@ def test_checks_print_no_numpy_warnings(recwarn):
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
 
 
+# --- state kept between calls (fresh state for each test) -------------------------------
+
+
+def test_totals_kept_between_reverse_passes_are_named(judge):
+    totals = {}
+
+    def accumulate(grads, key, contribution):
+        totals[key] = totals.get(key, 0) + contribution
+        grads[key] = totals[key]
+
+    judge(check.accumulate_gradient, accumulate, "not_repeatable")
+
+
+def test_totals_kept_per_key_and_shape_are_named(judge):
+    totals = {}
+
+    def accumulate(grads, key, contribution):
+        here = (key, np.shape(contribution))  # every graph has its own shape: right once
+        totals[here] = totals.get(here, 0) + contribution
+        grads[key] = totals[here]
+
+    judge(check.accumulate_gradient, accumulate, "keeps_state")
+
+
+@pytest.mark.parametrize(
+    "check_name, right",
+    [("multiply_vjp", rule()), ("matmul_vjp", matmul_reference)],
+)
+def test_a_rule_that_caches_by_shape_is_named(judge, check_name, right):
+    cache = {}
+
+    def cached(upstream, a, b):
+        shapes = (a.shape, b.shape)
+        if shapes not in cache:
+            cache[shapes] = right(upstream, a, b)
+        return cache[shapes]
+
+    judge(getattr(check, check_name), cached, "keeps_state")
+
+
+def test_a_grad_fn_that_reads_a_global_x_is_named_when_calls_interleave(judge):
+    message = judge(check.log1pexp_rule, rule_latest_x, "keeps_state").message
+    assert "called twice before either grad_fn ran" in message
+
+
 # --- every exercise: the same verdict on two calls -------------------------------------
 
 VERDICTS = {  # check: (correct answers, [(wrong answer, its mistake)])
     check.accumulate_gradient: (ACCUMULATE_CORRECT, ACCUMULATE_WRONG),
-    check.multiply_vjp: ([rule(back=by_axes)], MULTIPLY_WRONG),
-    check.matmul_vjp: ([matmul_einsum], MATMUL_WRONG),
-    check.log1pexp_rule: ([rule_piecewise], LOG1PEXP_WRONG),
+    check.multiply_vjp: (
+        [rule(back=by_axes), lambda up, a, b: list(rule()(up, a, b))],
+        MULTIPLY_WRONG,
+    ),
+    check.matmul_vjp: (
+        [matmul_einsum, lambda up, a, b: (np.dot(up, b.T), np.dot(a.T, up))],
+        MATMUL_WRONG,
+    ),
+    check.log1pexp_rule: ([rule_piecewise, rule_exp_of_difference], LOG1PEXP_WRONG),
 }
 
 

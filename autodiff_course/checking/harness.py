@@ -114,15 +114,20 @@ def reduced_gradient(case) -> list:
     return found
 
 
-def upstream_linearity(case, transform=None, local_name: str = "") -> Wrong | None:
+def upstream_linearity(
+    case, transform=None, local_name: str = "", elementwise: bool = True
+) -> Wrong | None:
     """Does the rule scale with the upstream? With the upstream times
     :data:`UPSTREAM_FACTOR`, a rule ``g = T(upstream) * local`` must give
     ``T(factor * upstream) * local`` (``T`` the identity unless the exercise transforms
     the upstream, as a clip does). If it does not, the rule mishandles the upstream; if
-    it does, the local derivative is what differs."""
+    it does, the local derivative is what differs. A rule that is not ``elementwise``
+    (a matmul, a broadcast multiply: each gradient entry sums several upstream entries)
+    is judged as a whole: its result must change by the factor itself."""
     again = case.observation.again
     up = case.probe.upstream
-    if again is None or up is None or np.shape(up) != case.got.shape:
+    pointwise = elementwise and np.shape(up) == case.got.shape
+    if again is None or up is None or (elementwise and not pointwise):
         return None
     try:
         second = again(UPSTREAM_FACTOR)
@@ -135,42 +140,53 @@ def upstream_linearity(case, transform=None, local_name: str = "") -> Wrong | No
         return None
     transform = transform or (lambda u: u)
     up = np.asarray(up, dtype=np.float64)
-    t1, t2 = transform(up), transform(UPSTREAM_FACTOR * up)
-    with np.errstate(all="ignore"):
-        local1, local2 = case.got / t1, got2 / t2
-    usable = (t1 != 0) & (t2 != 0) & np.isfinite(local1) & np.isfinite(local2)
+    where = case.at
+    if pointwise:
+        t1, t2 = transform(up), transform(UPSTREAM_FACTOR * up)
+        with np.errstate(all="ignore"):
+            local1, local2 = case.got / t1, got2 / t2
+        usable = (t1 != 0) & (t2 != 0) & np.isfinite(local1) & np.isfinite(local2)
+        consistent = close_points(local2[usable], local1[usable], 1e-4, 1e-12)
+        should = (t2 / t1)[usable].ravel()
+    else:
+        usable = np.isfinite(case.got) & np.isfinite(got2)
+        floor = 1e-12 * float(np.max(np.abs(case.got[usable]), initial=0.0))
+        consistent = close_points(got2[usable], UPSTREAM_FACTOR * case.got[usable], 1e-4, floor)
+        should = np.full(consistent.shape, UPSTREAM_FACTOR)
     if not usable.any():
         return None
-    consistent = close_points(local2[usable], local1[usable], 1e-4, 1e-12)
-    where = case.at
     if not np.all(consistent):
         bad = np.flatnonzero(~consistent)[0]
-        point = (
-            f"at x = {np.asarray(where)[usable].ravel()[bad]:.6g}"
-            if where is not None
-            else f"at index {int(np.flatnonzero(usable)[bad])}"
-        )
-        ratio = got2[usable].ravel()[bad] / case.got[usable].ravel()[bad]
-        should = (t2 / t1)[usable].ravel()[bad]
+        if where is not None:
+            point = f"at x = {np.asarray(where)[usable].ravel()[bad]:.6g}"
+        else:
+            index = np.argwhere(usable)[bad].tolist()
+            point = f"at index {index if len(index) != 1 else index[0]}"
+        with np.errstate(all="ignore"):
+            ratio = got2[usable].ravel()[bad] / case.got[usable].ravel()[bad]
         return Wrong(
             f"{case.noun[:1].upper()}{case.noun[1:]} does not scale with the upstream: run "
             f"again with the upstream times {UPSTREAM_FACTOR:g}, {point} it changed by a "
-            f"factor of {ratio:.6g} where it should change by {should:.6g}. The rule must "
+            f"factor of {ratio:.6g} where it should change by {should[bad]:.6g}. The rule must "
             "return the upstream times a local derivative that depends on the input only: "
             "do not square, clip or otherwise transform the upstream"
             + (" beyond what the exercise asks." if transform(np.array(9.0)) != 9.0 else "."),
             "upstream_not_linear",
         )
-    expected_local = case.expected / t1
-    local = np.where(usable, local1, np.nan)
     name = f" is not {local_name}" if local_name else " is wrong"
+    if pointwise:
+        expected_local = case.expected / t1
+        local = np.where(usable, local1, np.nan)
+        point = describe_difference(
+            local, expected_local, where, case.tolerance.rtol, case.tolerance.atol
+        )
+    else:
+        point = case.point()
     return Wrong(
         f"Your rule handles the upstream right (its result scales with it), but the local "
         f"derivative it multiplies by{name}.",
         "wrong_local_derivative",
-        point=describe_difference(
-            local, expected_local, where, case.tolerance.rtol, case.tolerance.atol
-        ),
+        point=point,
     )
 
 

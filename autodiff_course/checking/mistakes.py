@@ -79,6 +79,14 @@ SHARED: dict[str, str] = {
     "no_variable_gradient": "None as the gradient of a variable the layer reads",
     "variable_grad_not_reduced": "a variable gradient shaped like x instead of like w",
     "variable_outside_rule": "the variable's gradient comes from ops outside the custom rule",
+    # What the harness of NumPy rules knows (lesson 06).
+    "changed_in_place": "an array handed to the answer was changed in place (+=, *=, out=)",
+    "not_a_pair": "a rule that does not return the pair it should (two gradients, or "
+    "output and grad_fn)",
+    "grad_fn_not_callable": "the second thing a rule returns is not a gradient function",
+    "rule_decorated": "the decorated function passed where the rule itself is asked for",
+    "upstream_used_wrongly": "the gradient at one point uses the upstream of other points",
+    "not_summed_back": "a gradient with the output's shape, not summed back to its input's",
     # Gradients that went missing, diagnosed from what the tape saw.
     "no_gradient": "the tape found no path back to the input (None)",
     "unwatched_constant": "a plain tensor the tape never watched",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checking import FLOAT32
 from ..checking import FLOAT64
 from ..checking import close_points
 from ..checking.spec import Mistake
@@ -56,16 +57,23 @@ def landmarks(dtype: str) -> dict:
     }
 
 
-def _lost(got, truth, dtype: str, scale=1.0):
-    """Where ``got`` carries only the rounding error of numbers near 1: 0.0, or off by no
-    more than a few units of ``dtype``'s epsilon (times ``scale``), though the true value
-    needs more digits than that."""
-    eps = thresholds(dtype).eps
+def _lost(got, truth, dtype: str, z, scale=1.0):
+    """Where ``got`` carries only the rounding error of numbers near 1: 0.0, or a multiple
+    of the spacing of floats near 1 (no smaller than a quarter of ``dtype``'s epsilon, no
+    further than a few of them from the truth, times ``scale``), though the true value
+    needs more digits than that. Below ``cancellation`` such a formula is never right, so
+    an answer right at any point there (of normal size) lost nothing: a tail cut off is
+    another mistake."""
+    t = thresholds(dtype)
     tol = 2e-5 if dtype != "float64" else 1e-11
     with np.errstate(all="ignore"):
         off = np.abs(got - truth)
-        wrong = ~(off <= tol * np.abs(truth))
-        return wrong & np.isfinite(got) & ((got == 0) | (off <= 4 * eps * np.abs(scale)))
+        right = off <= tol * np.abs(truth)
+        spacing = t.eps * np.abs(scale)
+        rounding = (got == 0) | ((off <= 4 * spacing) & (np.abs(got) >= spacing / 4))
+        normal = np.abs(truth) >= t.smallest_normal
+        kept = np.any(right & (np.asarray(z) < t.cancellation) & normal)
+        return ~right & np.isfinite(got) & rounding & ~kept
 
 
 def _quiet(z):
@@ -75,13 +83,13 @@ def _quiet(z):
 HINTS = {
     "forward_overflow": (
         "the value is {value} at {z} = {points}: exp overflows {dtype} above {z} = {overflow}, "
-        "so log(1 + exp({z})) is log(inf). Compute the forward value with tf.nn.softplus"
+        "so log(1 + exp({z})) is log(inf). Compute the forward value with {softplus}"
     ),
     "forward_rounds_to_zero": (
         "the value is {value} at {z} = {points}, where log(1 + e^{z}) is tiny but not zero: "
         "for negative {z}, 1 + e^{z} rounds to a number near 1 (to exactly 1 below {z} = "
         "{cancellation} in {dtype}), and the log keeps only its rounding error: 0.0 or wrong "
-        "digits. tf.nn.softplus (or tf.math.log1p) keeps those tiny values"
+        "digits. {softplus} (or {log1p}) keeps those tiny values"
     ),
     "flush_to_zero": (
         "the gradient is 0.0 at {z} = {points}, where it should be about 1: from {z} = "
@@ -101,6 +109,29 @@ HINTS = {
         "digits. The sigmoid keeps the tiny value"
     ),
 }
+# The functions a hint names, for answers in TensorFlow (lesson 03) and in NumPy (lesson 06).
+WORDS = {
+    "tf": {
+        "softplus": "tf.nn.softplus",
+        "log1p": "tf.math.log1p",
+        "where": "tf.where",
+        "exact": "tf.nn.softplus and tf.sigmoid need",
+    },
+    "np": {
+        "softplus": "np.logaddexp(0, {z})",
+        "log1p": "np.log1p",
+        "where": "np.where",
+        "exact": "np.logaddexp needs",
+    },
+}
+
+
+def _words(text: str, library: str, z_name: str) -> str:
+    for name, words in WORDS[library].items():
+        text = text.replace("{" + name + "}", words)
+    return text.replace("{z}", z_name)
+
+
 MEANS = {
     "forward_overflow": "the forward value overflows to inf (exp of a large x)",
     "forward_rounds_to_zero": "the forward value loses its digits (0.0) where 1 + e^x rounds to 1",
@@ -110,9 +141,11 @@ MEANS = {
 }
 
 
-def story(z, scale, z_name: str = "x", gradient: str = "gradient") -> Story:
+def story(z, scale, z_name="x", gradient="gradient", library="tf", flushes=True) -> Story:
     """The failure modes of the log1pexp story, for the softplus of ``z(probe)`` whose
-    gradient part ``gradient`` is ``scale(probe) * sigmoid(z)``."""
+    gradient part ``gradient`` is ``scale(probe) * sigmoid(z)``, with hints that name the
+    functions of ``library`` ("tf" or "np"). Without ``flushes`` (NumPy keeps subnormal
+    numbers, where TensorFlow's CPU kernels flush them) a 0.0 in the band is no flush."""
 
     def zs(p):
         return np.asarray(z(p))
@@ -121,7 +154,7 @@ def story(z, scale, z_name: str = "x", gradient: str = "gradient") -> Story:
         return lambda p: test(zs(p), thresholds(p.dtype), p)
 
     def symptom(code, shows, where, part):
-        hint = HINTS[code].replace("{z}", z_name)
+        hint = _words(HINTS[code], library, z_name)
         return Symptom(code, hint, shows, region(where), part, MEANS[code], at=zs)
 
     def normal(values, t):
@@ -135,10 +168,10 @@ def story(z, scale, z_name: str = "x", gradient: str = "gradient") -> Story:
         return negative(x, t, p) & normal(scale(p) * sigmoid(x), t)
 
     def lost_value(got, p):
-        return _lost(got, softplus(zs(p)), p.dtype)
+        return _lost(got, softplus(zs(p)), p.dtype, zs(p))
 
     def lost_gradient(got, p):
-        return _lost(got, scale(p) * sigmoid(zs(p)), p.dtype, scale(p))
+        return _lost(got, scale(p) * sigmoid(zs(p)), p.dtype, zs(p), scale(p))
 
     def not_finite(got, p):
         return ~np.isfinite(got)
@@ -146,20 +179,19 @@ def story(z, scale, z_name: str = "x", gradient: str = "gradient") -> Story:
     def zero(got, p):
         return got == 0.0
 
+    def band(x, t, p):
+        return (x > t.flush_start) & (x < t.overflow)
+
+    symptoms = (
+        symptom("forward_overflow", not_finite, lambda x, t, p: x > t.overflow, "value"),
+        symptom("forward_rounds_to_zero", lost_value, negative, "value"),
+        symptom("flush_to_zero", zero, band, gradient),
+        symptom("backward_overflow_nan", not_finite, lambda x, t, p: x > t.overflow, gradient),
+        symptom("documented_rule_cancellation", lost_gradient, negative_gradient, gradient),
+    )
     return Story(
         "the log1pexp story",
-        (
-            symptom("forward_overflow", not_finite, lambda x, t, p: x > t.overflow, "value"),
-            symptom("forward_rounds_to_zero", lost_value, negative, "value"),
-            symptom(
-                "flush_to_zero",
-                zero,
-                lambda x, t, p: (x > t.flush_start) & (x < t.overflow),
-                gradient,
-            ),
-            symptom("backward_overflow_nan", not_finite, lambda x, t, p: x > t.overflow, gradient),
-            symptom("documented_rule_cancellation", lost_gradient, negative_gradient, gradient),
-        ),
+        tuple(s for s in symptoms if flushes or s.code != "flush_to_zero"),
         quiet=lambda p: _quiet(zs(p)),
     )
 
@@ -177,9 +209,10 @@ def _threshold_slip(shortcut):
     return shows
 
 
-def mistakes(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
+def mistakes(z, scale, z_name="x", gradient="gradient", library="tf") -> tuple:
     """The whole-formula mistakes of a log1pexp rule, recognised where the answer is finite
-    (its far ends are the story's), and the float32-only switch-over thresholds."""
+    (its far ends are the story's), and the mirrored formula z + log(1 + e^-z), whose
+    value is inf far below 0, where every form of log(1 + e^z) is finite."""
 
     def grad(local):
         return lambda p: scale(p) * local(np.asarray(z(p)))
@@ -220,16 +253,31 @@ def mistakes(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
             where_finite=True,
             means="sigmoid(-x) where sigmoid(x) belongs",
         ),
+        Symptom(
+            "forward_overflow",
+            _words(
+                "The value is {value} at {z} = {points}: {z} + log(1 + e^-{z}) holds for every "
+                "{z}, but for negative {z} e^-{z} overflows {dtype} (below {z} = -{overflow}), "
+                "and before that the two terms cancel. {softplus} computes both sides.",
+                library,
+                z_name,
+            ),
+            lambda got, p: ~np.isfinite(got),
+            lambda p: np.asarray(z(p)) < -thresholds(p.dtype).overflow,
+            "value",
+            at=lambda p: np.asarray(z(p)),
+        ),
     )
 
 
-def threshold_slips(z, z_name: str = "x", gradient: str = "gradient") -> tuple:
+def threshold_slips(z, z_name="x", gradient="gradient", library="tf") -> tuple:
     """Symptoms of a switch such as tf.where(x > 20, x, softplus(x)) in float64."""
-    text = (
-        "In float64 your {what} is {words} at " + z_name + " = {points}, where the true "
-        "{what} differs from it by more than float64 rounding: a switch such as "
-        "tf.where(" + z_name + " > 20, ...) is exact in float32, but float64 keeps about 16 "
-        "digits. tf.nn.softplus and tf.sigmoid need no threshold."
+    text = _words(
+        "In float64 your {what} is {words} at {z} = {points}, where the true {what} differs "
+        "from it by more than float64 rounding: a switch such as {where}({z} > 20, ...) is "
+        "exact in float32, but float64 keeps about 16 digits. {exact} no threshold.",
+        library,
+        z_name,
     )
     value = _threshold_slip(lambda p: np.asarray(z(p)))
     ones = _threshold_slip(lambda p: np.ones(np.shape(z(p))))
@@ -250,5 +298,74 @@ def threshold_slips(z, z_name: str = "x", gradient: str = "gradient") -> tuple:
             ),
             part=gradient,
             at=lambda p: np.asarray(z(p)),
+        ),
+    )
+
+
+def tails(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
+    """Two stories for a formula right for every ``z`` on one side of 0 and off by more
+    than 1% at points of the other: a tail cut off, clipped or switched to a shortcut
+    (``one_tail``). Tried after :func:`story`, whose failure modes explain their own tails."""
+
+    def off(truth):
+        def shows(got, p):
+            return ~close_points(
+                got, truth(p), 1e-2, FLOAT64.atol if p.dtype == "float64" else FLOAT32.atol
+            )
+
+        return shows
+
+    def value(p):
+        return softplus(np.asarray(z(p)))
+
+    def grad(p):
+        return scale(p) * sigmoid(np.asarray(z(p)))
+
+    def side(name, right, wrong, advice):
+        hint = (
+            f"the {{what}} is {{value}} at {z_name} = {{points}}, though your formula is right "
+            f"for every {z_name} {right}: {advice}. Look at what it does for {z_name} {wrong} "
+            "(a clip, a cut-off, a switch to a shortcut)"
+        )
+        sign = -1.0 if wrong == "< 0" else 1.0
+
+        def region(p):
+            return sign * np.asarray(z(p)) > 0
+
+        def quiet(p):
+            return sign * np.asarray(z(p)) <= 0
+
+        return Story(
+            name,
+            (
+                Symptom(
+                    "one_tail", hint.replace("{what}", "value"), off(value), region, "value", at=z
+                ),
+                Symptom(
+                    "one_tail",
+                    hint.replace("{what}", "gradient"),
+                    off(grad),
+                    region,
+                    gradient,
+                    at=z,
+                ),
+            ),
+            quiet=quiet,
+        )
+
+    return (
+        side(
+            f"log1pexp for negative {z_name}",
+            ">= 0",
+            "< 0",
+            f"far below 0, log(1 + e^{z_name}) and sigmoid({z_name}) are about e^{z_name}, tiny "
+            "but not zero, and the check wants their digits",
+        ),
+        side(
+            f"log1pexp for positive {z_name}",
+            "<= 0",
+            "> 0",
+            f"for {z_name} > 0, log(1 + e^{z_name}) is {z_name} + log(1 + e^-{z_name}) and "
+            f"sigmoid({z_name}) = 1/(1 + e^-{z_name})",
         ),
     )

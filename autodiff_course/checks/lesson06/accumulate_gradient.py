@@ -1,0 +1,170 @@
+"""Exercise 6.1: accumulate the gradient of a value used more than once."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking import mistakes
+from ...checking.numpy_rule import NumpyRule
+from ...checking.numpy_rule import read_array
+from ...checking.probes import signed
+from ...checking.probes import sizes
+from ...checking.probes import upstream
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Probe
+from ...checking.spec import as_dtype
+from ...checking.verdicts import Wrong
+
+mistakes.register(
+    {
+        "not_stored": "the first contribution was not stored in grads",
+        "returned_new_dict": "a new dictionary returned instead of updating grads",
+        "stored_none": "None stored as a gradient",
+        "overwrote_gradient": "a later contribution replaced the stored gradient",
+        "kept_first_gradient": "only the first contribution was kept",
+        "contribution_ignored": "the new contribution does not change the stored gradient",
+        "multiplied_gradients": "contributions multiplied instead of added",
+        "added_twice": "a contribution added twice",
+        "subtracted_gradient": "later contributions subtracted instead of added",
+        "averaged_gradients": "contributions averaged instead of added",
+    }
+)
+
+
+# Each graph: its records in recording order ("u=x*x": output u, the product of x and
+# x), and the closed forms of its leaves' gradients.
+GRAPHS = {
+    "v = x*x + x": ("u=x*x v=u+x", lambda x, y, dy: {"x": dy * (2 * x + 1)}),
+    "w = x + x": ("w=x+x", lambda x, y, dy: {"x": 2 * dy}),
+    "z = x*x*x": ("u=x*x z=u*x", lambda x, y, dy: {"x": 3 * dy * x**2}),
+    "s = (x + x) + x": ("t=x+x s=t+x", lambda x, y, dy: {"x": 3 * dy}),
+    "c = (x*y + y) * (x*y)": (
+        "a=x*y b=a+y c=b*a",
+        lambda x, y, dy: {"x": dy * (2 * x * y + y) * y, "y": dy * (2 * x * x * y + 2 * x * y)},
+    ),
+}
+
+
+def draw(rng) -> list:
+    """The five graphs with fresh values and upstreams (never 1): x*x + x (a vector; the
+    rule of `+` hands one array to two inputs), x + x (a (1, n) row), x*x*x (a scalar),
+    (x + x) + x (float32) and two inputs sharing a graph (a matrix)."""
+    m, n = sizes(rng, 2)
+    probes = []
+    for graph, shape in zip(GRAPHS, [(n,), (1, n), (), (m,), (m, n)]):
+        dtype = "float32" if shape == (m,) else "float64"
+        x, y = (as_dtype(signed(rng, shape, 0.6), dtype) for _ in "xy")
+        probes.append(Probe(dtype, x, as_dtype(upstream(rng, shape), dtype), {"y": y}, graph))
+    return probes
+
+
+def reverse_pass(p, accumulate, dtype=None) -> dict:
+    """The check's own tape: the graph's forward values, then its reverse pass, with
+    ``accumulate(grads, key, c)`` adding each contribution; the leaves' gradients."""
+    dtype = dtype or p.dtype
+    records = [(r[0], r[2], r[3], r[4]) for r in GRAPHS[p.label][0].split()]
+    v = {"x": np.array(p.x, dtype=dtype), "y": np.array(p.y, dtype=dtype)}
+    for out, left, op, right in records:
+        v[out] = v[left] + v[right] if op == "+" else v[left] * v[right]
+    grads = {records[-1][0]: np.array(p.upstream, dtype=dtype)}
+    for out, left, op, right in reversed(records):
+        if out not in grads:  # every record leads to the target
+            raise Wrong(
+                f"The entry for {out!r} left `grads`: change only grads[key].", "not_stored"
+            )
+        dy = grads[out]
+        shares = (dy, dy) if op == "+" else (dy * v[right], dy * v[left])
+        for key, contribution in zip((left, right), shares):
+            accumulate(grads, key, contribution)
+    return {leaf: grads.get(leaf) for leaf in "xy" if leaf in GRAPHS[p.label][0]}
+
+
+def _drive(call, p):
+    def accumulate(grads, key, contribution):  # each call checked as it happens
+        returned = call(grads, key, contribution)
+        if key not in grads:
+            raise Wrong(
+                "Your function returned a dictionary but left `grads` without the new entry: "
+                "update the dictionary it receives, grads[key] = ... (it returns nothing)."
+                if isinstance(returned, dict)
+                else f"After your function ran, `grads` had no entry for {key!r}, the key it "
+                "was given: store the first contribution, grads[key] = contribution.",
+                "returned_new_dict" if isinstance(returned, dict) else "not_stored",
+            )
+        if grads[key] is None:
+            raise Wrong("Your function stored None in `grads`, not a gradient.", "stored_none")
+        read_array(grads[key], f"The gradient stored for {key!r}", np.shape(p.x), p.dtype)
+
+    return reverse_pass(p, accumulate)
+
+
+def _later(update):
+    return lambda old, new: new if old is None else update(old, new)
+
+
+SLIPS = {  # what the gradient of x then is, and the slip, as update(old or None, new)
+    "overwrote_gradient": (
+        "is only its last contribution: each replaced the one before. A value used several "
+        "times gets the sum over its uses: add each contribution to what is stored.",
+        lambda old, new: new,
+    ),
+    "kept_first_gradient": (
+        "is only its first contribution: the later ones were dropped. Add each to it.",
+        _later(lambda old, new: old),
+    ),
+    "contribution_ignored": (
+        "doubles what was stored (grads[key] + grads[key]): add the new contribution instead.",
+        _later(lambda old, new: old + old),
+    ),
+    "multiplied_gradients": (
+        "is the product of its contributions: the chain rule adds them, one term per use.",
+        _later(lambda old, new: old * new),
+    ),
+    "added_twice": (
+        "counts the first contribution twice: store it as it is, then add each later one once.",
+        lambda old, new: (new if old is None else old) + new,
+    ),
+    "subtracted_gradient": (
+        "subtracts the later contributions: they are added, whatever their sign.",
+        _later(lambda old, new: old - new),
+    ),
+    "averaged_gradients": (
+        "averages the contributions: they add up, and three uses get all three, not their mean.",
+        _later(lambda old, new: (old + new) / 2),
+    ),
+}
+
+
+def _slip(code, hint, update):
+    def accumulate(grads, key, contribution):
+        grads[key] = update(grads.get(key), contribution)
+
+    def gives(p):
+        return reverse_pass(p, accumulate, "float64")["x"]
+
+    return Mistake(code, f"Your gradient of 'x' {hint}", gives)
+
+
+EXERCISE = Exercise(
+    number="6.1",
+    title="Accumulate, don't overwrite",
+    stars=2,
+    minutes=10,
+    harness=NumpyRule(
+        "`accumulate_gradient`",
+        inputs=("grads", "key", "contribution"),
+        drive=_drive,
+        main="x",
+        fix="build a new array instead: grads[key] = grads[key] + contribution",
+        nouns={"x": "your gradient of 'x'", "y": "your gradient of 'y'"},
+    ),
+    probes=draw,
+    reference=lambda p: GRAPHS[p.label][1](p.x, p.y, p.upstream),
+    mistakes=tuple(_slip(code, *slip) for code, slip in SLIPS.items()),
+    describe={leaf: f"the sum of the contributions of every use of {leaf}" for leaf in "xy"},
+    claim="Each contribution was added to what was stored, and no array was changed in place, "
+    "over five graphs (a value used two and three times, one upstream array handed to two "
+    "inputs, two inputs sharing a graph), every gradient compared",
+)
+accumulate_gradient = EXERCISE.check

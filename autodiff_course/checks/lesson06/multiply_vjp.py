@@ -1,0 +1,110 @@
+"""Exercise 6.2: the vector-Jacobian rule of broadcasting multiply."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking.numpy_rule import NumpyRule
+from ...checking.numpy_rule import pair_probes
+from ...checking.numpy_rule import sum_of_terms
+from ...checking.probes import sizes
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+
+OTHER = {"grad_a": ("a", "b"), "grad_b": ("b", "a")}  # each gradient: its input, the other
+
+
+def draw(rng) -> list:
+    """Axis sizes fresh and distinct (2 to 6), so a sum over the wrong axis changes the
+    shape: a table times a row first (an added axis; a pair in the wrong order shows on
+    its shapes), a column times a row, a scalar, equal shapes, a stack of tables times a
+    column, size-1 axes on both sides, two (1, n) rows, and a row times a column in
+    float32. Values of both signs; an upstream of both signs, never 1."""
+    p, m, n = sizes(rng, 3)
+    plan = [
+        ("a table times a row", (m, n), (n,), "float64"),
+        ("a column times a row", (m, 1), (1, n), "float64"),
+        ("a scalar times a table", (), (m, n), "float64"),
+        ("two arrays of equal shape", (m, n), (m, n), "float64"),
+        ("a stack of tables times a column", (p, m, n), (m, 1), "float64"),
+        ("size-1 axes on both sides", (1, m, 1), (p, 1, n), "float64"),
+        ("two rows of one example", (1, n), (1, n), "float64"),
+        ("a row times a column, in float32", (n,), (m, 1), "float32"),
+    ]
+    return pair_probes(rng, plan, np.broadcast_shapes)
+
+
+def collect(up, factor, shape):
+    """What each entry of an input of ``shape`` collects: ``up * factor`` summed over every
+    output entry it took part in (the definition, as a scatter-add, not the recipe)."""
+    index = np.broadcast_to(np.arange(int(np.prod(shape))).reshape(shape), np.shape(up))
+    terms = np.broadcast_to(np.asarray(up, dtype=np.float64) * factor, np.shape(up))
+    return np.bincount(index.ravel(), terms.ravel(), int(np.prod(shape))).reshape(shape)
+
+
+def _gradient(part, factor=lambda p, own, other: other, reduce=None):
+    def gives(p):
+        own, other = (getattr(p, name) for name in OTHER[part])
+        total = collect(p.upstream, factor(p, own, other), np.shape(own))
+        uses = collect(np.ones_like(p.upstream), 1.0, np.shape(own))
+        if reduce is None:
+            return total
+        return total / uses if np.any(uses > 1) else None  # a mean over no axis is the sum
+
+    return gives
+
+
+def _reference(p):
+    return {part: _gradient(part)(p) for part in OTHER}
+
+
+def _mistakes(part):
+    own, other = OTHER[part]
+    return (
+        Mistake(
+            "swapped_operands",
+            f"Your {part} uses its own input: the gradient of {own} is upstream times {other} "
+            f"(d(a*b)/d{own} = {other}), summed back to the shape of {own}.",
+            _gradient(part, lambda p, own, other: own),
+            part=part,
+            means="each input's gradient computed with its own value, not the other's",
+        ),
+        Mistake(
+            "forgot_local_derivative",
+            f"Your {part} is the upstream summed back without the local derivative: multiply "
+            f"it by {other} first.",
+            _gradient(part, lambda p, own, other: 1.0),
+            part=part,
+        ),
+        Mistake(
+            "mean_not_sum",
+            f"Your {part} averages over the broadcast axes: each entry of {own} was used "
+            "several times, and its gradient is the sum over those uses, not their mean.",
+            _gradient(part, reduce="mean"),
+            part=part,
+        ),
+    )
+
+
+EXERCISE = Exercise(
+    number="6.2",
+    title="The multiply rule, with broadcasting",
+    stars=2,
+    minutes=10,
+    harness=NumpyRule(
+        "`multiply_vjp`",
+        inputs=("a", "b"),
+        gradients=("grad_a", "grad_b"),
+        local={g: f"{o}, summed back to {i}'s shape" for g, (i, o) in OTHER.items()},
+        fix="build new arrays instead: g = upstream * b, not upstream *= b",
+    ),
+    probes=draw,
+    reference=_reference,
+    mistakes=_mistakes("grad_a") + _mistakes("grad_b"),
+    describe={g: f"upstream * {o}, summed back to the shape of {i}" for g, (i, o) in OTHER.items()},
+    claim="grad_a = upstream * b and grad_b = upstream * a, each summed back to its input's "
+    "shape, for a table times a row, a column times a row, a scalar, equal shapes, added "
+    "leading axes and size-1 axes on both sides",
+    tolerance=sum_of_terms(_reference),
+)
+multiply_vjp = EXERCISE.check
