@@ -26,8 +26,9 @@ KINDS = (
 
 def draw(rng) -> list:
     """A fresh f(x) = a x**3 + b x**2 + c sin(x) (coefficients of both signs, so that the
-    lesson's x**3 - 2x, f itself or f'' cannot pass) at every kind of x: vectors with a 0
-    and a negative entry, a scalar and a size-1 vector. An integer x gives float32."""
+    lesson's x**3 - 2x, f itself or f'' cannot pass) at float32, int32, int64 and float64
+    tensors and at trainable and frozen variables: vectors with a 0 and a negative entry,
+    a scalar and a size-1 vector. An integer x gives float32."""
     a, b, c = signed(rng, 3, 0.5, 2.0, decimals=2)
     found = []
     for kind, given, shape in KINDS:
