@@ -221,3 +221,40 @@ def test_cancelling_terms_widen_only_the_absolute_tolerance():
     widened = cancelling("float32", 10.0)
     assert widened.rtol == FLOAT32.rtol and widened.atol == pytest.approx(8 * 1.1920929e-07 * 10)
     assert cancelling("float32", 0.0).atol == FLOAT32.atol
+
+
+def _probes64(rng):
+    return [Probe("float64", np.array([0.5, -1.25, 2.0]), label="a float64 vector")]
+
+
+SLOPE64 = Exercise(
+    number="9.4",
+    title="The slope of x**3 in float64",
+    stars=1,
+    minutes=1,
+    harness=Function("`slope`", tape=True),
+    probes=_probes64,
+    reference=lambda p: 3 * p.x**2,
+)
+
+
+def test_float32_inside_a_close_float64_answer_is_named():
+    def widened(x):  # a float32 constant, widened back to float64
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.cast(tf.constant(1.0000001, tf.float32), x.dtype) * x**3
+        return tape.gradient(y, x)
+
+    assert verdict(SLOPE64, widened) == "float32_not_float64"
+    assert verdict(SLOPE64, _cube) == "correct"
+
+
+def test_a_result_that_does_not_depend_on_the_source_is_named_so():
+    def unused(x):  # ones_like reads only the shape of x
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.ones_like(x) ** 3
+        return tape.gradient(y, x)
+
+    result = SLOPE.evaluate(unused)
+    assert result.mistake == "source_not_used", result.message

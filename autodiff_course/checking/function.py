@@ -25,9 +25,10 @@ lost by rebinding one is named ``variable_replaced``.
 
 A ``None`` gradient, or an error it caused, is explained from what the tapes saw,
 in the lesson's words (``cause_names``), with the tape.gradient call it came from when
-there were several; zeros that ``unconnected_gradients=ZERO`` put in place of a None
-explain any wrong part. Statefulness: the first probe is called again after all the
-others and must give the same parts.
+there were several; zeros that ``unconnected_gradients=ZERO`` put in place of a None,
+and float32 arithmetic inside a float64 answer that is close, explain any wrong part.
+Statefulness: the first probe is called again after all the others and must give the
+same parts.
 """
 
 from __future__ import annotations
@@ -92,6 +93,13 @@ def one_tensor_per_key(value, probe, exercise, name: str) -> dict:
     }
 
 
+FLOAT32_INSIDE = (
+    "Your result is float64, but only about as precise as float32: part of the computation "
+    "ran in float32 (a tf.cast(..., tf.float32), or a constant made with dtype=tf.float32, "
+    "converted back afterwards). Keep every step in the input's dtype."
+)
+
+
 @dataclass(frozen=True)
 class Function(Harness):
     name: str = "Your function"
@@ -154,6 +162,10 @@ class Function(Harness):
         self.demand(log)
         parts = self.parts(run.value, handed, probe, exercise)
         hidden = missing(run, names, hidden=True, **explain) if log.used_zero_option else None
+        if hidden is None and probe.dtype == "float64" and run.provenance.narrowed_to_float32():
+            expected = exercise.expected(probe)
+            if all(_close_on_the_whole(parts[p], e, 1e-4) for p, e in expected.items()):
+                hidden = ("float32_not_float64", FLOAT32_INSIDE)
         return Observation(
             parts,
             log,
@@ -253,12 +265,12 @@ class Function(Harness):
         return found + ["the first probe called again after the others gave the same result"]
 
 
-def _close_on_the_whole(got, want) -> bool:
-    """Within 1% of the largest value everywhere: what a finite difference gets."""
+def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:
+    """Within ``fraction`` of the largest value everywhere (1%: a finite difference)."""
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
     scale = float(np.max(np.abs(want), initial=0.0))
     with np.errstate(invalid="ignore"):
-        return got.shape == want.shape and bool(np.all(np.abs(got - want) <= 1e-2 * scale))
+        return got.shape == want.shape and bool(np.all(np.abs(got - want) <= fraction * scale))
 
 
 def _which_call(log) -> str:

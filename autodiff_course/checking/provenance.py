@@ -204,6 +204,8 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
     if cut is not None:
         code, op = cut
         return code, named(code, hint(code, probe, op=op or ""))
+    if not seen.depends_on(target, source):  # no operation links them at all
+        return "source_not_used", named("source_not_used", hint("source_not_used", probe))
     return "no_gradient", named("no_gradient", hint("no_gradient", probe))
 
 
