@@ -132,6 +132,7 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
             lambda params, x, y: {key: tf.identity(v) for key, v in params.items()},
             "returned_parameters",
         ),
+        (grads_of(lambda p, x, y: tf.reduce_mean((predictions(p, x) - y) ** 3)), "wrong_power"),
         (grads_of(column_against_vector), "broadcast_shape"),  # an (n, n) table of errors
         (grads_by_hand, "no_tape"),
         (grads_in_float32, "float32_not_float64"),
@@ -543,6 +544,14 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         ),
         (lambda average, x, decay: -update_with()(average, x, decay), "sign_flipped"),
         (update_by_hand, "no_tape"),  # the closed form once praised as "the tape recorded"
+        (
+            update_with(
+                lambda average, x, decay: tf.cast(
+                    tf.cast(decay * average + (1 - decay) * x, tf.float32), x.dtype
+                )
+            ),
+            "float32_not_float64",
+        ),
         (lambda average, x, decay: tf.squeeze(update_with()(average, x, decay)), "broadcast_shape"),
     ],
 )

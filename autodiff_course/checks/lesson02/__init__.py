@@ -1,6 +1,5 @@
-"""Checks for lesson 02, *Recording with tf.GradientTape*: one spec per exercise (2.1 to
-2.4), each an answer called directly that must use a tf.GradientTape, with a None
-explained in the lesson's own words (:mod:`.causes`)."""
+"""Checks for lesson 02, *Recording with tf.GradientTape*: one spec per exercise, each
+answer called directly and held to a tf.GradientTape, a None named as the lesson does."""
 
 from .any_kind_of_x import derivative
 from .causes import CAUSES

@@ -12,8 +12,7 @@ from ...checking.spec import Probe
 from ...checking.verdicts import Wrong
 from .causes import CAUSES
 
-# Every kind of x the exercise names: what it is, its dtype and its shape.
-KINDS = (
+KINDS = (  # every kind of x the exercise names, its dtype and its shape
     ("a float32 tensor", "float32", 4),
     ("an int32 tensor", "int32", 4),
     ("an int64 tensor", "int64", 3),
@@ -61,8 +60,7 @@ def read(value, p, exercise, name) -> dict:
     dtype = getattr(getattr(value, "dtype", None), "name", "float32")
     if "int" in p.given and dtype != "float32":
         raise Wrong(
-            f"{name} returned {dtype} for an integer x; the exercise asks for float32 there: "
-            "cast an integer x with tf.cast(x, tf.float32).",
+            f"{name} returned {dtype} for an integer x; the exercise asks for float32.",
             "wrong_dtype",
         )
     return one_tensor(value, p, exercise, name)
@@ -79,7 +77,6 @@ EXERCISE = Exercise(
         read=read,
         tape=True,
         cause_names=CAUSES,
-        nouns={"value": "your derivative"},
     ),
     probes=draw,
     reference=lambda p: 3 * p.a * p.x**2 + 2 * p.b * p.x + p.c * np.cos(p.x),

@@ -8,7 +8,6 @@ CAUSES = {
     "variable_replaced": "Cause 5, a variable replaced by a tensor",
     "stateful_assign": "Cause 6, a stateful assign in the chain",
     "non_differentiable_op": "Cause 7, an operation without a gradient",
-    "zeros_hide_none": "unconnected_gradients=ZERO hides a None",
     "unwatched_variable": "A variable the tape does not watch (section 1)",
     "computed_outside_tape": "Outside the recording (section 1)",
 }

@@ -37,8 +37,7 @@ EXERCISE = Exercise(
     mistakes=(
         Mistake(
             "differentiated_predictions",
-            "You differentiated the mean prediction, not the loss: square the errors "
-            "(prediction - y) before averaging them.",
+            "You differentiated the mean prediction, not the loss: square the errors first.",
             lambda p: {"w": p.x.mean(axis=0), "b": 1.0},
             means="the gradient of the predictions instead of the loss",
         ),
@@ -53,6 +52,18 @@ EXERCISE = Exercise(
             "That is the gradient of the mean absolute error; the loss squares the errors.",
             lambda p: model.gradients(p, slope=np.sign),
             means="an absolute error where the exercise squares the errors",
+        ),
+        *(
+            Mistake(
+                "wrong_power",
+                f"Your gradients are those of the mean of {power}; the loss squares the errors.",
+                lambda p, slope=slope: model.gradients(p, slope=slope),
+                means="the errors raised to another power than 2",
+            )
+            for power, slope in (
+                ("error**3", lambda r: 3 * r**2),
+                ("|error|**3", lambda r: 3 * r * abs(r)),
+            )
         ),
         Mistake(
             "broadcast_shape",

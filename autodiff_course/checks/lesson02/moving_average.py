@@ -74,8 +74,7 @@ EXERCISE = Exercise(
         ),
         Mistake(
             "swapped_decay",
-            "decay and 1 - decay are swapped: the new average keeps decay of the old one "
-            "and adds (1 - decay) of x.",
+            "decay and 1 - decay are swapped: keep decay of the old average, add 1 - decay of x.",
             averaged(lambda d: 1 - d, lambda d: d),
             means="decay and 1 - decay swapped in the moving average",
         ),
@@ -88,16 +87,14 @@ EXERCISE = Exercise(
         ),
         Mistake(
             "state_not_updated",
-            "The gradient is right, but average still holds its old value: assign the new "
-            "average to it (average.assign(new_average)) after the tape.",
+            "The gradient is right, but average is not updated: assign the new one after the tape.",
             lambda p: p.start,
             part="average",
             means="the variable still holds its old value",
         ),
         Mistake(
             "wrong_update",
-            "The gradient is right, but the update was applied twice: assign decay * "
-            "average + (1 - decay) * x once.",
+            "The gradient is right, but average was updated twice: assign the new average once.",
             lambda p: averaged()(p.but(start=averaged()(p)["average"]))["average"],
             part="average",
             means="the variable was updated to a wrong value",

@@ -32,8 +32,7 @@ def read(value, p, exercise, name) -> dict:
     items = list(value) if listed else [value]
     if any(isinstance(item, (dict, list, tuple)) for item in items):
         raise Wrong(
-            "Your function returns gradients (dicts or lists), but the exercise asks for "
-            "each step's loss: append the loss.",
+            "Your function returns gradients, but the exercise asks for each step's loss.",
             "returned_gradients",
         )
     if not listed or len(items) != p.steps:
@@ -62,7 +61,6 @@ def descend(p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False) -> d
 
 
 def variant(code: str, hint: str, means: str = "", **change) -> Mistake:
-    """The losses of a loop that descends otherwise (see :func:`descend`)."""
     return Mistake(code, hint, lambda p: descend(p, **change)["losses"], means=means)
 
 
@@ -80,7 +78,6 @@ EXERCISE = Exercise(
         sources=lambda p, args: [(args[0][key], f"params['{key}']") for key in "wb"],
         state=lambda args: {"params": [args[0]["w"], args[0]["b"]]},
         main="losses",
-        nouns={"params": "the variables' final values"},
     ),
     probes=draw,
     reference=descend,
