@@ -336,7 +336,9 @@ def as_values(
             ) from None
         if np.iscomplexobj(array):
             raise Wrong(f"{name} returned complex numbers; the answer is real.", "complex_values")
-        wanted = None if dtype is None else np.dtype(_numpy_dtype(dtype))
+        # A Python number has no dtype of its own: float(loss) is a float32 loss too.
+        plain = isinstance(value, (int, float)) and not isinstance(value, np.generic)
+        wanted = None if dtype is None or plain else np.dtype(_numpy_dtype(dtype))
         if wanted is not None and array.dtype != wanted:
             raise _dtype_wrong(
                 name,

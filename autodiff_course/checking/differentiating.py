@@ -352,7 +352,10 @@ def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None)
     is_variable = isinstance(source, tf.Variable)
     if is_variable and not watched and (not source.trainable or not tape.watch_accessed_variables):
         return "unwatched_variable", none_hint("unwatched_variable", probe)
-    earlier_inner = [c for c in log.calls if c.tape is not tape and c.time < call.time]
+    # Inner calls are those of other tapes made after this one opened: a tape of an
+    # earlier step of a loop, closed before this one opened, is no inner tape.
+    opened = tape.entered if tape.entered is not None else call.time
+    earlier_inner = [c for c in log.calls if c.tape is not tape and opened < c.time < call.time]
     if earlier_inner:
         outside = [
             c

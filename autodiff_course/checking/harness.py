@@ -33,13 +33,16 @@ class Observation:
     it differentiated (when observed), and ``again(factor)``, the gradient parts
     recomputed with the upstream times ``factor`` (when the answer has an upstream). A
     ``pending`` verdict (the gradient could not be computed) stands only if the parts
-    read before it, such as the value, are right."""
+    read before it, such as the value, are right; a ``behind_wrong`` verdict (zeros that
+    ``unconnected_gradients=ZERO`` put in place of a None) explains any part that is
+    wrong, before the exercise's own mistakes are tried."""
 
     parts: dict
     log: object = None
     again: Callable | None = None
     details: dict = field(default_factory=dict)
     pending: Wrong | None = None  # a verdict that stands once the parts read so far are right
+    behind_wrong: Wrong | None = None  # the cause of any wrong part, named first
 
 
 class Harness:

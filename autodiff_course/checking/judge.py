@@ -6,6 +6,8 @@ dtype, a method the exercise forbids, a ``None`` gradient and its cause). Each p
 compared with the reference under the probe's tolerance. Where one differs, the judge
 names the mistake, trying, part by part, in this order:
 
+0. a verdict the harness found behind any wrong part (zeros that
+   ``unconnected_gradients=ZERO`` put in place of a None);
 1. the exercise's own mistakes, in declared order (exactly; then with the sign
    flipped; then by majority of five or more points, for a formula that loses digits
    somewhere);
@@ -19,8 +21,10 @@ names the mistake, trying, part by part, in this order:
 
 When every probe passes, the harness's statefulness probes run (calls interleaved,
 instances side by side, the same call repeated), and the praise lists what was
-verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
-example point; the judge adds which probe it was, so no hint is ever edited.
+verified. A probe that fails after earlier ones passed is called once more: another
+verdict for the same call means the answer keeps state between calls. A verdict is a
+:class:`~.verdicts.Wrong` with a code, a hint and the example point; the judge adds which
+probe it was, so no hint is ever edited.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .harness import keeps_state
 from .judging import FLOAT32
 from .judging import FLOAT64
 from .judging import Tolerance
@@ -62,11 +67,41 @@ def _run(exercise, answer) -> str:
     harness = exercise.harness
     seen = []
     for probe in probes:
-        observation = harness.observe(answer, probe, exercise)
-        judge_probe(exercise, probe, observation, labelled=len(probes) > 1)
-        seen.append((probe, observation))
+        try:
+            seen.append((probe, _judged(exercise, answer, probe, len(probes) > 1)))
+        except Wrong as wrong:
+            if (
+                seen
+                and wrong.mistake != "too_slow"
+                and _other_when_repeated(exercise, answer, probe, wrong)
+            ):
+                raise keeps_state(
+                    getattr(harness, "name", "Your function"),
+                    "called again with the same arguments, it gave another verdict",
+                ).about(probe.label) from None
+            raise
     harness.statefulness(answer, seen, exercise)
     return praise(exercise, probes)
+
+
+def _judged(exercise, answer, probe: Probe, labelled: bool):
+    """The observation of one probe, once it is judged right (else the Wrong, raised)."""
+    try:
+        observation = exercise.harness.observe(answer, probe, exercise)
+    except Wrong as wrong:  # a structural verdict: say which probe showed it too
+        raise wrong.about(probe.label if labelled else "") from None
+    judge_probe(exercise, probe, observation, labelled=labelled)
+    return observation
+
+
+def _other_when_repeated(exercise, answer, probe: Probe, wrong: Wrong) -> bool:
+    """After earlier probes passed: does the same call, repeated, get another verdict?
+    Then the answer keeps state (a list kept from earlier calls), whatever its verdict."""
+    try:
+        _judged(exercise, answer, probe, True)
+    except Wrong as again:
+        return (again.mistake, again.message) != (wrong.mistake, wrong.message)
+    return True
 
 
 def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
@@ -119,6 +154,8 @@ def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) 
         if observation.pending is not None:
             raise observation.pending.about(probe.label if labelled else "")
         return
+    if observation.behind_wrong is not None:
+        raise observation.behind_wrong.about(probe.label if labelled else "")
     for stage in (_declared, _generated, _stories, _shared, _diagnosed, _fallback):
         for case in cases:
             wrong = stage(case, cases)
@@ -147,17 +184,23 @@ def _candidates(mistake_list, case: Case):
     for mistake in mistake_list:
         if not isinstance(mistake, Mistake):
             continue
-        if (mistake.part or case.exercise.harness.main) != case.part:
+        if mistake.part is not None and mistake.part != case.part:
             continue
         gives = mistake.gives(case.probe)
         if isinstance(gives, dict):
             gives = gives.get(case.part)
+        elif mistake.part is None and case.part != case.exercise.harness.main:
+            continue
         if gives is None:
             continue
         values = np.asarray(gives, dtype=np.float64)
         if values.shape != case.got.shape and values.size == 1:
             values = np.broadcast_to(values, case.got.shape)
-        if values.shape == case.got.shape:
+        tol = case.tolerance
+        # A mistake that gives the right value for this part cannot explain it.
+        if values.shape == case.got.shape and not matches(
+            values, case.expected, tol.rtol, tol.atol
+        ):
             yield mistake, values
 
 

@@ -39,6 +39,15 @@ def tolerance_for(dtype) -> Tolerance:
     return FLOAT64 if "64" in name else FLOAT32
 
 
+def cancelling(dtype, terms: float) -> Tolerance:
+    """The dtype's tolerance for a result that sums terms which may cancel (lesson 02):
+    its absolute part widened to 8 units of the dtype's epsilon times ``terms``, the
+    largest term, which is all a right answer can promise where the sum nearly vanishes."""
+    base = tolerance_for(dtype)
+    epsilon = float(np.finfo(np.dtype(getattr(dtype, "name", dtype))).eps)
+    return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(terms)))
+
+
 def close_points(
     got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
 ) -> np.ndarray:

@@ -28,6 +28,7 @@ SHARED: dict[str, str] = {
     "returned_list": "a Python list or tuple where one tensor belongs",
     "wrong_type": "a value of a type that is not a number or a tensor",
     "wrong_structure": "a container of the wrong kind, length or keys",
+    "wrong_keys": "a dict whose keys are not the ones asked for",
     "complex_values": "complex numbers where real ones belong",
     "wrong_shape": "a result of the wrong shape",
     "broadcast_shape": "a shape that broadcasting produced (an axis added or kept)",
@@ -71,6 +72,7 @@ SHARED: dict[str, str] = {
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
     "finite_differences": "finite differences where the exercise asks for autodiff",
+    "no_tape": "no tf.GradientTape where the exercise asks for one",
     # What the harnesses of custom gradients and rules know (lessons 03, 04 and 06).
     "forgot_grad_fn": "a @tf.custom_gradient function that returns only its output",
     "not_a_function": "a factory that returns something other than a function",

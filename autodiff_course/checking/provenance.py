@@ -204,6 +204,8 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
     if cut is not None:
         code, op = cut
         return code, named(code, hint(code, probe, op=op or ""))
+    if not seen.depends_on(target, source):  # no operation links them at all
+        return "source_not_used", named("source_not_used", hint("source_not_used", probe))
     return "no_gradient", named("no_gradient", hint("no_gradient", probe))
 
 
@@ -351,11 +353,12 @@ def _source_name(source, names) -> str:
     return names[0][1] if len(names) == 1 else "x"
 
 
-def _cause(run: Run, call, source, probe: str):
+def _cause(run: Run, call, source, probe: str, originals=()):
     """``(code, hint)``: why ``call`` found no path to ``source``. The two causes only
     nested tapes have (the inner gradient computed after the outer block, an outer tape
     that does not watch the source) are read from the whole method log; everything else
-    from what the answer's operations did (:func:`explain_missing`)."""
+    from what the answer's operations did (:func:`explain_missing`; ``originals``, the
+    variables the answer must update in place, name a rebinding of one of them)."""
     import dataclasses
 
     calls = []
@@ -372,22 +375,23 @@ def _cause(run: Run, call, source, probe: str):
     explained = why_none(dataclasses.replace(run.log, calls=calls), probe=probe)
     if explained is not None and explained[0] in NESTED_CAUSES:
         return explained
-    return explain_missing(run, call, source, probe=probe)
+    return explain_missing(run, call, source, probe=probe, originals=originals)
 
 
-def missing(run: Run, names=(), *, hidden: bool = False, cause_names=None):
+def missing(run: Run, names=(), *, hidden: bool = False, cause_names=None, originals=()):
     """``(code, hint)`` for the first None the learner's tapes returned (with ``hidden``,
     also for zeros that ``unconnected_gradients=ZERO`` put in its place), or None.
 
     ``names`` pairs the tensors handed to the answer with the names the exercise gives
     them; ``cause_names`` maps a code to the lesson's own name for that cause ("Cause 3,
-    watching after use"), put in front of the hint.
+    watching after use"), put in front of the hint; ``originals`` are the variables the
+    answer must update in place (a None from rebinding one is ``variable_replaced``).
     """
     found = first_missing(run.log, hidden=hidden)
     if found is None:
         return None
     call, source, was_hidden = found
-    code, text = _cause(run, call, source, _source_name(source, names))
+    code, text = _cause(run, call, source, _source_name(source, names), originals)
     named = dict(cause_names or {})
     if code in named:
         text = f"{named[code]}. {text}"

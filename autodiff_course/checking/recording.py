@@ -30,6 +30,7 @@ INTEGER_OPS = {
 }
 STOP_GRADIENT = "tf.stop_gradient, which blocks the gradient on purpose"
 ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
+SHAPE_ONLY = {"OnesLike", "ZerosLike", "Shape", "ShapeN", "Size", "Rank"}
 
 
 @dataclass
@@ -98,15 +99,34 @@ class Provenance:
         return None
 
     def narrowed_to_float32(self) -> bool:
-        """Some operation took float64 in and gave float32 out."""
+        """Some operation took float64 in and gave float32 out, or widened float32 to
+        float64: float32 arithmetic inside a float64 computation."""
+
+        def dtypes(tensors) -> set:
+            return {t.dtype.name for t in tensors if getattr(t, "dtype", None) is not None}
+
         return any(
-            any(
-                getattr(t, "dtype", None) is not None and t.dtype.name == "float64"
-                for t in op.inputs
-            )
-            and any(t.dtype.name == "float32" for t in op.outputs)
+            {"float64", "float32"} <= dtypes(op.inputs) | dtypes(op.outputs)
+            and dtypes(op.inputs) != dtypes(op.outputs)
             for op in self.operations
         )
+
+    def depends_on(self, target, source) -> bool:
+        """Some chain of the noted operations leads from ``source``'s values to ``target``
+        (an operation that reads only a shape, such as ones_like, is no link)."""
+        made_by = {
+            id(t): op for op in self.operations if op.name not in SHAPE_ONLY for t in op.outputs
+        }
+        ends = {id(source), id(getattr(source, "handle", source))}
+        frontier, done = [target], set()
+        while frontier:
+            tensor = frontier.pop()
+            if id(tensor) in ends:
+                return True
+            if id(tensor) not in done and id(tensor) in made_by:
+                done.add(id(tensor))
+                frontier += made_by[id(tensor)].inputs
+        return False
 
     def cut_by(self, target, source, *, inside=None):
         """``(code, detail)`` for what cut the path from ``source`` to ``target``.

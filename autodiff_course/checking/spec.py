@@ -169,7 +169,8 @@ class Probes:
 @dataclass(frozen=True)
 class Mistake:
     """A wrong answer named by what it ``gives`` at a probe (an array for ``part``,
-    the harness's main part by default). ``hint`` may name probe fields in braces
+    the harness's main part by default; or, with no ``part``, a dict of parts, each of
+    which it is recognised in). ``hint`` may name probe fields in braces
     (``{n}``, ``{dtype}``). ``means`` is the code's one-line meaning, needed once for a
     code the framework does not already know. With ``where_finite``, the mistake is
     recognised wherever the answer is finite (its far ends are another mistake)."""

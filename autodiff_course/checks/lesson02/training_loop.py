@@ -1,270 +1,140 @@
 """Exercise 2.3: a training loop that keeps learning."""
 
-from __future__ import annotations
-
-from collections.abc import Mapping
-
 import numpy as np
 
-from ...checking import Wrong
-from ...checking import as_values
-from ...checking import diagnose_mistake
-from ...checking import exercise
-from ...checking import first_missing
-from ...checking import fresh_rng
-from ...checking import matches
-from ...checking import raise_if_missing
-from ...checking import raise_if_partly_cut
-from .shared import _hint
-from .shared import _linear_data
-from .shared import _mse_gradients
-from .shared import _named
-from .shared import _raise_difference
-from .shared import _raise_if_float32_inside
-from .shared import _run
-from .shared import _show
-from .shared import _tolerance
+from ...checking import mistakes
+from ...checking.answers import as_values
+from ...checking.function import Function
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.verdicts import Wrong
+from . import linear_model as model
+from .causes import CAUSES
+
+mistakes.register({"returned_gradients": "gradients returned where losses were asked for"})
 
 
-def _train_reference(
-    x,
-    y,
-    w,
-    b,
-    steps,
-    rate,
-    *,
-    sign=-1.0,
-    reduce="mean",
-    update=("w", "b"),
-    after=False,
-    absolute=False,
-    scale=1.0,
-):
-    """Each step's loss and the final (w, b), in float64."""
-    w, b = np.array(w, dtype=np.float64), float(b)
-    losses = []
-    for _ in range(steps):
-        residual = x @ w + b - y
-        loss = np.mean(residual**2) if reduce == "mean" else np.sum(residual**2)
-        dw, db = _mse_gradients(x, y, w, b, reduce=reduce)
-        if absolute:
-            loss = np.mean(np.abs(residual))
-            dw, db = x.T @ np.sign(residual) / len(y), np.sign(residual).mean()
-        loss, dw, db = scale * loss, scale * dw, scale * db
-        if "w" in update:
-            w = w + sign * rate * dw
-        if "b" in update:
-            b = b + sign * rate * db
-        if after:
-            residual = x @ w + b - y
-            loss = scale * (np.mean(residual**2) if reduce == "mean" else np.sum(residual**2))
-        losses.append(loss)
-    return np.array(losses), w, b
+def draw(rng) -> list:
+    """float32 and float64 runs on fresh data, 3 to 5 steps at a rate in [0.02, 0.06],
+    with size-1 axes in two of them: one feature, and one row."""
+    sizes = (("float32", rng.integers(4, 8), 2), ("float64", rng.integers(4, 8), 1))
+    return [
+        model.probe(rng, dtype, n, k, steps=rng.integers(3, 6), rate=rng.uniform(0.02, 0.06))
+        for dtype, n, k in (*sizes, ("float32", 1, 3))
+    ]
 
 
-def _losses(value, steps: int, dtype, label: str) -> np.ndarray:
-    import tensorflow as tf
-
+def read(value, p, exercise, name) -> dict:
+    """One loss per step, each a scalar tensor or a number (``float(loss)`` is welcome)."""
     if value is None:
-        as_values(value, name="Your function")
-    if isinstance(value, (tf.Tensor, tf.Variable)) and value.shape.rank == 1:
-        items = [value[i] for i in range(value.shape[0])]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        kind = (
-            f"one tensor of shape {tuple(value.shape)}"
-            if isinstance(value, (tf.Tensor, tf.Variable))
-            else f"a value of type {type(value).__name__}"
-        )
+        as_values(value, name=name)  # says: returned None
+    listed = isinstance(value, (list, tuple)) or getattr(value, "ndim", 0) == 1
+    items = list(value) if listed else [value]
+    if any(isinstance(item, (dict, list, tuple)) for item in items):
         raise Wrong(
-            f"You returned {kind}; return a Python list with the loss of each "
-            f"step ({steps} steps here).",
-            "wrong_structure",
-        )
-    if items and all(isinstance(item, (Mapping, list, tuple)) for item in items):
-        raise Wrong(
-            "Your list holds gradients (dicts or lists), but the exercise asks "
-            "for each step's loss: append the loss tensor.",
+            "Your function returns gradients, but the exercise asks for each step's loss.",
             "returned_gradients",
         )
-    if len(items) != steps:
+    if not listed or len(items) != p.steps:
+        got = f"{len(items)} losses" if listed else f"a {type(value).__name__}"
         raise Wrong(
-            f"You returned {len(items)} losses for {steps} steps; append one loss per step.",
+            f"{name} returned {got}; return a Python list with each step's loss, one per "
+            f"step ({p.steps} here).",
             "wrong_structure",
         )
-    return np.array(
-        [
-            as_values(item, name=f"{label}, the loss of step {i + 1}", shape=(), dtype=dtype)
-            for i, item in enumerate(items)
-        ]
-    )
+    loose = dict(shape=(), dtype=p.dtype, require_tensor=False)
+    losses = [as_values(v, name=f"The loss of step {i}", **loose) for i, v in enumerate(items, 1)]
+    return {"losses": np.array(losses)}
 
 
-@exercise("2.3", "a training loop that keeps learning")
-def train(answer):
-    """train(params, x, y, steps, learning_rate): each step's loss, params updated in place.
+def descend(p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False) -> dict:
+    """Each step's loss and the final [w, b] of gradient descent on factor times the mean
+    (the sum, with ``total``) of the squared errors; the exercise's by default."""
+    w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
+    for _ in range(p.steps):
+        step = model.gradients(p, w, b, slope=lambda r: 2 * factor * r)
+        before = factor * np.mean((p.x @ w + b - p.y) ** 2)
+        w = w + sign * p.rate * step["w"] if "w" in keys else w
+        b = b + sign * p.rate * step["b"] if "b" in keys else b
+        losses.append(factor * np.mean((p.x @ w + b - p.y) ** 2) if after else before)
+    return {"losses": np.array(losses), "params": np.append(w, b)}
 
-    Probes (fresh each call): two runs, float32 and float64 (float64 judged with
-    float64 tolerance), each with its own rows n (4 to 7), features k (1 to 3),
-    starting parameters of both signs, 3 to 5 steps and a learning rate in
-    [0.02, 0.06]. The losses (before each step's update) and the variables'
-    final values must both match a float64 NumPy run of gradient descent.
 
-    Catalogue: a None at some step named from what happened (the NumPy detour
-    of the lesson's loss helper, the variable replaced by `w = w - ...` or by a
-    new tf.Variable, zeros from unconnected_gradients=ZERO hiding either, a
-    NumPy loss); the list's structure and length; gradients instead of losses;
-    no update; ascent instead of descent; a sum instead of the mean; only one
-    parameter updated; the loss computed after the update; the variables not
-    updated although the losses are right; then the generic patterns.
-    """
-    import tensorflow as tf
+def variant(code: str, hint: str, means: str = "", **change) -> Mistake:
+    return Mistake(code, hint, lambda p: descend(p, **change)["losses"], means=means)
 
-    rng = fresh_rng("2.3")
-    for dtype in (tf.float32, tf.float64):
-        n, k = int(rng.integers(4, 8)), int(rng.integers(1, 4))
-        steps, rate = int(rng.integers(3, 6)), float(np.round(rng.uniform(0.02, 0.06), 3))
-        x, y, w0, b0 = _linear_data(rng, n, k)
-        params = {
-            "w": tf.Variable(w0, dtype=dtype, name="w"),
-            "b": tf.Variable(b0, dtype=dtype, name="b"),
-        }
-        originals = (params["w"], params["b"])
-        run = _run(answer, params, tf.constant(x, dtype), tf.constant(y, dtype), steps, rate)
-        label = f"With {n} rows, {k} features, {steps} steps in {dtype.name}"
 
-        def step_offirst_missing(hidden=False):
-            found = first_missing(run.log, hidden=hidden)
-            step = 1 + next(
-                (i for i, call in enumerate(run.log.calls) if found and call is found[0]), 0
-            )
-            return f"{label}, step {step}: "
-
-        raise_if_missing(run, probe="params", originals=originals, prefix=step_offirst_missing())
-        if run.raised is not None:
-            raise run.raised
-        got = _losses(run.value, steps, dtype, label)
-        tolerance = _tolerance(dtype)
-        expected, w_end, b_end = _train_reference(x, y, w0, b0, steps, rate)
-        state = np.append(params["w"].numpy(), params["b"].numpy()).astype(np.float64)
-        unchanged = np.array_equal(state, np.append(w0, b0).astype(state.dtype)) or matches(
-            state, np.append(w0, b0), **tolerance
-        )
-        if matches(got, expected, **tolerance):
-            if matches(state, np.append(w_end, b_end), **tolerance):
-                continue
-            if unchanged:
-                raise Wrong(
-                    _named(
-                        "variable_replaced",
-                        (
-                            f"{label}: your losses are right, but the variables in params still "
-                            "hold their starting values, so your loop updated copies "
-                            "(`w = w - ...`, or a new tf.Variable). Update the variables "
-                            "themselves with params['w'].assign_sub(...)."
-                        ),
-                    ),
-                    "variable_replaced",
-                )
-            raise Wrong(
-                f"{label}: your losses are right, but the variables end at "
-                f"{_show(state)} instead of {_show(np.append(w_end, b_end))}: "
-                "update each one once per step with assign_sub(learning_rate * "
-                "gradient).",
-                "wrong_update",
-            )
-        known = [
-            (
-                "no_update",
-                f"{label}: every step returns the same loss, because the variables never "
-                "change. Update them after each step with assign_sub(learning_rate * "
-                "gradient).",
-                np.full(steps, expected[0]),
-            ),
-            (
-                "ascent_not_descent",
-                f"{label}: your losses grow: the update moves up the gradient. Gradient "
-                "descent subtracts: assign_sub(learning_rate * gradient).",
-                _train_reference(x, y, w0, b0, steps, rate, sign=+1.0)[0],
-            ),
-            (
-                "sum_not_mean",
-                f"{label}: your losses are those of the summed squared errors: the loss is "
-                "their mean (tf.reduce_mean).",
-                _train_reference(x, y, w0, b0, steps, rate, reduce="sum")[0],
-            ),
-            (
-                "missed_parameter",
-                f"{label}: your losses are those of a loop that updates w only: update b "
-                "too (every entry of params).",
-                _train_reference(x, y, w0, b0, steps, rate, update=("w",))[0],
-            ),
-            (
-                "missed_parameter",
-                f"{label}: your losses are those of a loop that updates b only: update w "
-                "too (every entry of params).",
-                _train_reference(x, y, w0, b0, steps, rate, update=("b",))[0],
-            ),
-            (
-                "scale_factor",
-                f"{label}: your losses are those of half the mean squared error: the loss "
-                "is mean((x w + b - y)**2), without a factor 1/2 in front.",
-                _train_reference(x, y, w0, b0, steps, rate, scale=0.5)[0],
-            ),
-            (
-                "absolute_error",
-                f"{label}: your losses are those of the mean absolute error; the loss is "
-                "the mean of the squared errors.",
-                _train_reference(x, y, w0, b0, steps, rate, absolute=True)[0],
-            ),
-            (
-                "loss_after_update",
-                f"{label}: each of your losses is the loss after that step's update; "
-                "return the loss the step computed its gradient from (before updating).",
-                _train_reference(x, y, w0, b0, steps, rate, after=True)[0],
-            ),
-        ]
-        raise_if_missing(
-            run,
-            probe="params",
-            originals=originals,
-            hidden=True,
-            prefix=step_offirst_missing(hidden=True),
-        )
-        if (
-            unchanged
-            and run.log.calls
-            and not matches(got, np.full(steps, expected[0]), **tolerance)
-        ):
-            sources = [s for call in run.log.calls for s in call.sources]
-            if not all(any(s is v for v in originals) for s in sources):
-                raise Wrong(_hint("variable_replaced", "params"), "variable_replaced")
-        _raise_if_float32_inside(run, got, expected, dtype, label)
-        diagnose_mistake(got, known, **tolerance)
-        raise_if_partly_cut(run, probe="params", prefix=f"{label}: ")
-        if matches(got[:1], expected[:1], **tolerance):
-            raise Wrong(
-                f"{label}: your first loss is right, so the loss is; the losses "
-                f"after it are not ({_show(got[1:])} instead of "
-                f"{_show(expected[1:])}), so the update is wrong. Each step "
-                "must do params[name].assign_sub(learning_rate * gradient), "
-                "once per variable, with that step's gradient.",
-                "wrong_update",
-            )
-        _raise_difference(
-            run,
-            got,
-            expected,
-            label=label,
-            probe="params",
-            what="your losses",
-            tolerance=tolerance,
-            summary=f"{label}: not the losses of gradient descent on mean((x w + b - y)**2).",
-        )
-    return (
-        "In float32 and float64, on fresh data, your loop's losses and the variables' "
-        "final values match gradient descent on the mean squared error: the loss "
-        "stays in TensorFlow and params are updated in place."
-    )
+EXERCISE = Exercise(
+    number="2.3",
+    title="A training loop that keeps learning",
+    stars=2,
+    minutes=12,
+    harness=Function(
+        "`train`",
+        arguments=lambda p: (*model.arguments(p), int(p.steps), float(p.rate)),
+        read=read,
+        tape=True,
+        cause_names=CAUSES,
+        sources=lambda p, args: [(args[0][key], f"params['{key}']") for key in "wb"],
+        state=lambda args: {"params": [args[0]["w"], args[0]["b"]]},
+        main="losses",
+    ),
+    probes=draw,
+    reference=descend,
+    mistakes=(
+        variant(
+            "no_update",
+            "Every step returns the same loss: the variables never change. Update each "
+            "one after its step: assign_sub(learning_rate * gradient).",
+            "the parameters were never updated",
+            keys="",
+        ),
+        variant(
+            "ascent_not_descent",
+            "Your losses grow: the update climbs the gradient. Gradient descent subtracts: "
+            "assign_sub(learning_rate * gradient).",
+            "the parameters moved up the gradient instead of down",
+            sign=1,
+        ),
+        variant(
+            "sum_not_mean",
+            "Your losses are those of the summed squared errors: the loss is their mean.",
+            total=True,
+        ),
+        variant(
+            "missed_parameter",
+            "Your losses are those of a loop that updates w only: update b too.",
+            "only some of the parameters were updated",
+            keys="w",
+        ),
+        variant(
+            "missed_parameter",
+            "Your losses are those of a loop that updates b only: update w too.",
+            keys="b",
+        ),
+        variant(
+            "scale_factor",
+            "Your losses are those of half the mean squared error: the loss has no 1/2.",
+            factor=0.5,
+        ),
+        variant(
+            "loss_after_update",
+            "Each of your losses is the one after that step's update; keep the loss the "
+            "step's gradients came from, before updating.",
+            "the loss computed after the update instead of before",
+            after=True,
+        ),
+        Mistake(
+            "variable_replaced",
+            f"{CAUSES['variable_replaced']}. Your losses are right, but the variables handed "
+            "to you still hold their starting values: your loop updated new objects (w = w - "
+            "..., params[name] = tf.Variable(...)). Update them in place: assign_sub(...).",
+            lambda p: np.append(p.w, p.b),
+            part="params",
+        ),
+    ),
+    describe={"losses": "the losses of gradient descent, each before its step's update"},
+    claim="Each step's loss and the final variables of gradient descent on the mean squared error",
+    tolerance=model.tolerance,
+)
+train = EXERCISE.check
