@@ -17,10 +17,12 @@ names the mistake, trying, part by part, in this order:
 5. the harness's re-run diagnostics (does the rule scale with the upstream?);
 6. the fallback: what the part should be, and a point where the values really differ.
 
-When every probe passes, the harness's statefulness probes run (calls interleaved,
-instances side by side, the same call repeated), and the praise lists what was
-verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
-example point; the judge adds which probe it was, so no hint is ever edited.
+Before a probe is judged, numbers that repeat exactly what an earlier (right) probe gave,
+where the right ones differ, are state kept between calls. When every probe passes, the
+harness's statefulness probes run (calls interleaved, instances side by side, the same
+call repeated), and the praise lists what was verified. A verdict is a
+:class:`~.verdicts.Wrong` with a code, a hint and the example point; the judge adds which
+probe it was, so no hint is ever edited.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .harness import keeps_state
+from .harness import same_parts
 from .judging import FLOAT32
 from .judging import FLOAT64
 from .judging import Tolerance
@@ -63,10 +67,26 @@ def _run(exercise, answer) -> str:
     seen = []
     for probe in probes:
         observation = harness.observe(answer, probe, exercise)
+        repeats_an_earlier_call(exercise, seen, probe, observation)
         judge_probe(exercise, probe, observation, labelled=len(probes) > 1)
         seen.append((probe, observation))
     harness.statefulness(answer, seen, exercise)
     return praise(exercise, probes)
+
+
+def repeats_an_earlier_call(exercise, seen, probe: Probe, observation) -> None:
+    """Raise ``keeps_state`` when ``observation`` gives exactly the numbers of an earlier
+    probe, which was right, where the right numbers differ: a result cached from an
+    earlier call (a constant could not have been right before)."""
+    expected = exercise.expected(probe)
+    for earlier, before in seen:
+        if same_parts(before.parts, observation.parts, 0.0, 0.0) and not same_parts(
+            exercise.expected(earlier), expected, 1e-3, 1e-9
+        ):
+            raise keeps_state(
+                getattr(exercise.harness, "name", "Your function"),
+                "called with new arguments, it returned exactly the numbers of an earlier call",
+            )
 
 
 def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:

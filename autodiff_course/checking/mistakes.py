@@ -39,6 +39,7 @@ SHARED: dict[str, str] = {
     "changed_global_state": "a global setting changed (np.seterr, a random seed, set_floatx)",
     "keeps_state": "a result that depends on an earlier call (state kept between calls)",
     "used_course_helper": "the course's own helper called where the exercise asks for code",
+    "mutated_input": "the function changed an array it received",
     # Generic numerical patterns, recognised for every exercise.
     "sign_flipped": "the negative of the right answer",
     "scale_factor": "the right answer times a constant factor",
@@ -69,6 +70,7 @@ SHARED: dict[str, str] = {
     "not_nested": "no nested tapes where the exercise asks for them",
     "not_forward_mode": "no tf.autodiff.ForwardAccumulator where forward mode is asked for",
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
+    "output_gradients_shape": "output_gradients whose shape is not the target's",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
     "finite_differences": "finite differences where the exercise asks for autodiff",
     # What the harnesses of custom gradients and rules know (lessons 03, 04 and 06).
@@ -104,6 +106,9 @@ SHARED: dict[str, str] = {
     "wrong_local_derivative": "the upstream multiplied by another factor than the local derivative",
     "forgot_local_derivative": "the upstream passed on without the local derivative",
     "upstream_not_linear": "a backward rule that does not scale with the upstream gradient",
+    "wrong_jacobian": "a product with another matrix than the Jacobian",
+    "returned_jacobian": "the whole Jacobian where the vector-Jacobian product belongs",
+    "no_transpose": "multiplied by a matrix where its transpose belongs",
     "reduced_gradient": "a per-element gradient summed or averaged over the whole input",
     "clipped_input": "the input clipped where the exercise does not clip it",
     "wrong_axis": "a sum over the wrong axis",

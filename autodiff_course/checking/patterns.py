@@ -10,7 +10,8 @@ what a learner can act on:
 * right at some entries, zero at others (a mask);
 * a factor and a constant off at once (an identity misremembered);
 * close on the scale of the whole array but not point by point (an approximation);
-* float32 digits in a float64 result.
+* float32 digits in a float64 result;
+* a factor or a term too many, among quantities the exercise names (:func:`stray`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .judging import _head
 from .judging import _is
 from .judging import close_points
 from .judging import matches
+from .spec import Pattern
 from .verdicts import Wrong
 
 
@@ -157,4 +159,48 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
         f"largest value) but not exact: that is what a finite difference or "
         f"float32 arithmetic gives. The exercise asks for the exact formula.",
         "approximation",
+    )
+
+
+def stray(reference, **terms) -> tuple:
+    """Two :class:`~.spec.Pattern` for an exercise's declared mistakes (lesson 01 on): the
+    answer times one of ``terms`` (``extra_factor``), or plus or minus one
+    (``added_term``). Each term is ``probe -> values``, named by its keyword; ``reference``
+    is the exercise's (its main part)."""
+
+    def finder(combine):
+        def find(got, probe):
+            expected = np.asarray(reference(probe), dtype=np.float64)
+            if expected.shape != got.shape:
+                return None
+            floor, rtol = floor_of(expected), 1e-9 if probe.dtype == "float64" else 2e-5
+            for name, term in terms.items():
+                values = np.asarray(term(probe), dtype=np.float64)
+                if values.size != 1 and values.shape != got.shape:
+                    continue
+                for sign, word in combine:
+                    made = expected * values if word == "times" else expected + sign * values
+                    if np.any(made != expected) and matches(got, made, rtol, floor):
+                        return {
+                            "name": name,
+                            "word": word,
+                            "op": "*" if sign is None else "+-"[sign < 0],
+                        }
+            return None
+
+        return find
+
+    return (
+        Pattern(
+            "extra_factor",
+            "The result is the answer {word} {name}: a factor too many. Look for a stray "
+            "`{op} {name}`.",
+            finder(((None, "times"),)),
+        ),
+        Pattern(
+            "added_term",
+            "The result is the answer {word} {name}: a term too many. Look for a stray "
+            "`{op} {name}`.",
+            finder(((1.0, "plus"), (-1.0, "minus"))),
+        ),
     )
