@@ -14,6 +14,7 @@ from autodiff_course.checking.function import Function
 from autodiff_course.checking.patterns import stray
 from autodiff_course.checking.probes import tensor
 from autodiff_course.checking.spec import Exercise
+from autodiff_course.checking.spec import Mistake
 from autodiff_course.checking.spec import Points
 from autodiff_course.checking.spec import Probe
 from autodiff_course.checking.spec import Probes
@@ -243,3 +244,16 @@ def test_stray_names_a_factor_or_a_term_too_many():
     assert code == "extra_factor" and "times x" in message and "`* x`" in message
     code, message = verdict(spec, lambda x: x**2 - x)
     assert code == "added_term" and "minus x" in message and "`- x`" in message
+
+
+def test_a_mistake_named_by_majority_fits_where_it_agrees_with_the_answer_too():
+    values = np.array([-2.0, -1.5, -1.0, -0.7, -0.4, -0.2, 0.5, 1.5])
+    spec = exercise(
+        "90.8",
+        Function("`identity`"),
+        lambda p: p.x,
+        probes=lambda rng: [Probe("float64", values, label="mostly negative")],
+        mistakes=(Mistake("value_not_derivative", "Your result is |x|.", lambda p: np.abs(p.x)),),
+    )
+    assert verdict(spec, lambda x: -x)[0] == "sign_flipped"
+    assert verdict(spec, lambda x: tf.abs(x))[0] == "value_not_derivative"

@@ -214,14 +214,15 @@ def named_mistake(case: Case, mistake_list, *, mostly: bool = True) -> Wrong | N
 def _mostly(case: Case, values) -> bool:
     """The mistake's formula, with digits lost at a few points: among the points where
     the mistake and the answer differ (five or more), at least 80% match the mistake,
-    30% more than match the answer, and the others are within 1% of the mistake."""
+    30% more than match the answer, and the others are within 1% of the mistake, as
+    every point is where the two agree (an answer wrong there is another mistake)."""
     floor = max(case.tolerance.atol, floor_of(case.expected))
     telling = ~close_points(values, case.expected, 1e-3, floor)
     if telling.sum() < 5:
         return False
     near = close_points(case.got, values, 1e-3, floor)[telling]
     near_answer = close_points(case.got, case.expected, 1e-3, floor)[telling]
-    roughly = close_points(case.got, values, 1e-2, 100 * floor)[telling]
+    roughly = close_points(case.got, values, 1e-2, 100 * floor)
     return near.mean() >= 0.8 and near.mean() >= near_answer.mean() + 0.3 and roughly.all()
 
 
