@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from autodiff_course.checking.function import Function
+from autodiff_course.checking.patterns import linear_mix
 from autodiff_course.checking.patterns import stray
 from autodiff_course.checking.probes import tensor
 from autodiff_course.checking.spec import Exercise
@@ -257,3 +258,46 @@ def test_a_mistake_named_by_majority_fits_where_it_agrees_with_the_answer_too():
     )
     assert verdict(spec, lambda x: -x)[0] == "sign_flipped"
     assert verdict(spec, lambda x: tf.abs(x))[0] == "value_not_derivative"
+
+
+def test_one_number_where_several_belong_is_named_by_scalars():
+    spec = exercise(
+        "90.9",
+        Function(
+            "`double`", scalars=(Mistake("reduced_gradient", "A sum.", lambda p: 2 * p.x.sum()),)
+        ),
+        lambda p: 2.0 * p.x,
+    )
+    assert verdict(spec, lambda x: 2.0 * tf.reduce_sum(x)) == ("reduced_gradient", "A sum.")
+    assert verdict(spec, lambda x: tf.reduce_max(x))[0] == "wrong_shape"
+
+
+def test_linear_mix_names_other_coefficients_and_leaves_multiples_to_the_generic_patterns():
+    spec = exercise(
+        "90.10",
+        Function("`mix`", arguments=lambda p: (tensor(p.x, "float64"), tensor(p.x**2, "float64"))),
+        lambda p: p.x - p.x**2,
+        mistakes=(
+            linear_mix(
+                "other",
+                "Yours is {mix}, not {right}.",
+                lambda p: p.x - p.x**2,
+                a=lambda p: p.x,
+                b=lambda p: p.x**2,
+            ),
+        ),
+    )
+    code, message = verdict(spec, lambda a, b: a - 0.5 * b + 0.25)
+    assert code == "other" and "Yours is a - 0.5 * b + 0.25, not a - b." in message
+    assert verdict(spec, lambda a, b: 2.0 * (a - b))[0] == "scale_factor"
+    assert verdict(spec, lambda a, b: 0.0 * a + 0.5)[0] == "hard_coded"
+
+
+def test_a_missing_gradient_is_named_by_the_answers_own_parameter():
+    def unwatched(x, t):
+        with tf.GradientTape() as tape:
+            y = x**2 + t
+        return tape.gradient(y, x)
+
+    code, message = verdict(TWO, unwatched)
+    assert code == "unwatched_constant" and "for x" in message

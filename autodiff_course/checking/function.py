@@ -18,11 +18,14 @@ demands:
 * ``forward_mode``: ``tf.autodiff.ForwardAccumulator`` and no reverse mode;
 * ``forbid``: ``"jacobian"`` (no ``tape.jacobian``/``batch_jacobian``) or
   ``"gradcheck"`` (not the course's own finite differences);
-* ``wrt``: the names (in ``names``, the answer's parameters) of the arguments the
-  exercise differentiates with respect to; a tape asked about another argument is
-  ``wrong_source``;
+* ``wrt``: the names (in ``names``, the answer's parameters, which also name a missing
+  gradient's source unless ``sources`` does) of the arguments the exercise differentiates
+  with respect to; a tape asked about another argument is ``wrong_source``;
 * ``numpy``: the answer works in NumPy and returns an array (a list, a tuple or a tensor
-  of the right numbers is named once the numbers are right).
+  of the right numbers is named once the numbers are right);
+* ``scalars``: :class:`~.spec.Mistake` that give one number (the loss for its gradient,
+  a slope along the diagonal), named when one number comes back where the answer has
+  several.
 
 Whatever the flags, a NumPy array handed to the answer must come back unchanged, and an
 error raised by ``tape.gradient`` over an ``output_gradients`` of another shape than its
@@ -97,6 +100,7 @@ class Function(Harness):
     wrt: tuple = ()
     numpy: bool = False
     upstream: int | None = None
+    scalars: tuple = ()
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
 
@@ -146,7 +150,11 @@ class Function(Harness):
         run, arguments = self.call(answer, probe)
         log = run.log
         self.differentiated_by(log, arguments)
-        names = self.sources(probe, arguments) if self.sources is not None else ()
+        names = (
+            self.sources(probe, arguments)
+            if self.sources is not None
+            else list(zip(arguments, self.names))
+        )
         explained = missing(run, names, cause_names=self.cause_names)
         if explained is not None:
             raise Wrong(explained[1], explained[0])
@@ -154,6 +162,7 @@ class Function(Harness):
             raise _output_gradients_shape(log) or run.raised
         self.demand(log)
         self.shaped_like_the_product(run.value, probe, exercise)
+        self.one_number(run.value, probe, exercise)
         parts = self.read(run.value, probe, exercise, self.name)
         pending = self.kind_of_value(run.value) or self.dy_applied_by_the_tape(log, run.value)
         details = {"run": run, "arguments": arguments, "answer": answer}
@@ -181,6 +190,21 @@ class Function(Harness):
                 "the Jacobian (for a matrix W, tf.linalg.matvec(W, u, transpose_a=True)).",
                 "no_transpose",
             )
+
+    def one_number(self, value, probe, exercise) -> None:
+        """With ``scalars``: one number came back where the answer has several, and it is
+        what one of ``scalars`` (mistakes that give one number) gives."""
+        if not self.scalars or exercise.expected(probe)[self.main].size < 2:
+            return
+        if not isinstance(value, (float, int, np.generic)) and shape_of(value) != ():
+            return
+        try:
+            got = float(np.asarray(value, dtype=np.float64))
+        except Exception:  # noqa: BLE001 - not a number: as_values names it
+            return
+        for mistake in self.scalars:
+            if np.isclose(got, float(mistake.gives(probe)), rtol=1e-6, atol=1e-12):
+                raise Wrong(mistake.hint, mistake.code)
 
     def differentiated_by(self, log, arguments) -> None:
         """With ``wrt``: no tape was asked about another of the named arguments."""
@@ -238,7 +262,8 @@ class Function(Harness):
 
     @property
     def generates(self) -> tuple:
-        return ("forgot_upstream",) if self.upstream is not None else ()
+        found = ("forgot_upstream",) if self.upstream is not None else ()
+        return found + tuple(mistake.code for mistake in self.scalars)
 
     def generated(self, case) -> list:
         return forgot_upstream(case) if self.upstream is not None else []

@@ -204,3 +204,51 @@ def stray(reference, **terms) -> tuple:
             finder(((1.0, "plus"), (-1.0, "minus"))),
         ),
     )
+
+
+def _times(size: float, name: str) -> str:
+    """``0.5 * b``, ``b`` for a size of 1, ``0.25`` for a constant."""
+    if not name:
+        return f"{size:.4g}"
+    return name if np.isclose(size, 1.0) else f"{size:.4g} * {name}"
+
+
+def linear_mix(code: str, hint: str, reference, implied=None, **terms) -> Pattern:
+    """A :class:`~.spec.Pattern` for an exercise's declared mistakes (lesson 01 on): the
+    result (or ``implied(got, probe)``, what it says of a quantity inside it) is a mix of
+    the named ``terms`` (``probe -> values``) and a constant, other than ``reference``'s
+    own mix (when it is one). A constant, or a multiple of the reference, is left to the
+    generic patterns. ``hint`` may name ``{mix}``, the result's coefficients, and
+    ``{right}``, the reference's."""
+
+    def coefficients(basis, values):
+        found, *_ = np.linalg.lstsq(basis, values, rcond=None)
+        fits = np.allclose(basis @ found, values, 1e-5, 1e-6 * (np.max(np.abs(values)) or 1.0))
+        return found if fits else None
+
+    def spelled(found):
+        """``0.4 * output - 0.4 * target + 0.1``, leaving out the coefficients that are 0."""
+        small = 1e-9 * np.max(np.abs(found))
+        parts = [
+            ("- " if c < 0 else "+ ") + _times(abs(c), name)
+            for c, name in zip(found, [*terms, ""])
+            if abs(c) > small
+        ]
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+") else "-" + text[2:]
+
+    def find(got, probe):
+        used = np.asarray(got if implied is None else implied(got, probe), np.float64).ravel()
+        columns = [np.broadcast_to(term(probe), got.shape).ravel() for term in terms.values()]
+        basis = np.stack([*columns, np.ones(used.size)], axis=1)
+        mine = coefficients(basis, used) if used.size > basis.shape[1] else None
+        if mine is None or np.allclose(mine[:-1], 0.0, atol=1e-9 * np.max(np.abs(mine))):
+            return None
+        right = coefficients(basis, np.asarray(reference(probe), np.float64).ravel())
+        if right is not None and np.allclose(
+            mine, (mine @ right) / (right @ right) * right, 1e-4, 1e-6 * np.max(np.abs(mine))
+        ):
+            return None
+        return {"mix": spelled(mine), "right": "none" if right is None else spelled(right)}
+
+    return Pattern(code, hint, find)
