@@ -114,12 +114,15 @@ class Function(Harness):
         if self.output_gradients:
             found.append("tape.gradient with output_gradients")
         if self.output_gradients == "by_hand":
-            found.append("a dy worked out by hand, not by another tape")
+            found.append("a dy worked out by hand (not by a tape), the tape's result returned")
         if self.nested:
             found.append("nested tapes")
         if self.forward_mode:
             found.append("forward mode (ForwardAccumulator) only")
-        found += [f"no {item}" for item in self.forbid]
+        if self.numpy:
+            found.append("a NumPy array back, the arrays passed in left unchanged")
+        named = {"gradcheck": "none of the course's own gradcheck helpers"}
+        found += [named.get(item, f"no {item}") for item in self.forbid]
         return "; ".join(found) + "." if found else "any method."
 
     def call(self, answer, probe):
