@@ -301,3 +301,16 @@ def test_a_missing_gradient_is_named_by_the_answers_own_parameter():
 
     code, message = verdict(TWO, unwatched)
     assert code == "unwatched_constant" and "for x" in message
+
+
+def test_an_axis_of_size_one_dropped_is_named_as_dropped():
+    one = exercise(
+        "90.11",
+        Function("`square`"),
+        lambda p: p.x**2,
+        probes=lambda rng: [Probe("float64", np.array([1.5]), label="one element")],
+    )
+    code, message = verdict(one, lambda x: tf.squeeze(x**2))
+    assert code == "broadcast_shape" and "dropped (tf.squeeze" in message
+    code, message = verdict(one, lambda x: (x**2)[:, None])
+    assert code == "broadcast_shape" and "added or kept" in message

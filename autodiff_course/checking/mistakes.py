@@ -30,7 +30,7 @@ SHARED: dict[str, str] = {
     "wrong_structure": "a container of the wrong kind, length or keys",
     "complex_values": "complex numbers where real ones belong",
     "wrong_shape": "a result of the wrong shape",
-    "broadcast_shape": "a shape that broadcasting produced (an axis added or kept)",
+    "broadcast_shape": "a shape with an axis of size 1 added, kept or dropped",
     "wrong_dtype": "a result of another dtype than the input's",
     "float32_not_float64": "float32 arithmetic where the input is float64",
     "unjudgeable": "the check itself failed (a bug in the check)",
