@@ -293,9 +293,9 @@ class Function(Harness):
         if self.output_gradients == "by_hand" and _dy_from_a_tape(log):
             raise Wrong(
                 "The numbers may be right, but the upstream gradient you passed as "
-                "output_gradients came from another tape: the exercise asks you to work dy "
-                "out by hand (a formula of the output and the target), and to let one tape "
-                "do the rest.",
+                "output_gradients came from automatic differentiation (another tape, or "
+                "tf.test.compute_gradient): the exercise asks you to work dy out by hand (a "
+                "formula of the output and the target), and to let one tape do the rest.",
                 "used_tape",
             )
         if self.nested:
