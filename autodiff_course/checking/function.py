@@ -151,6 +151,10 @@ class Function(Harness):
 
     def observe(self, answer, probe, exercise) -> Observation:
         run, arguments = self.call(answer, probe)
+        return self.observation(run, arguments, answer, probe, exercise)
+
+    def observation(self, run, arguments, answer, probe, exercise) -> Observation:
+        """What the call ``run`` on ``arguments`` gave, once every demand is met."""
         log = run.log
         self.differentiated_by(log, arguments)
         names = (
@@ -345,14 +349,14 @@ class Function(Harness):
                 p for p in exercise.draw(rng) if (p.dtype, p.shape) == (first.dtype, first.shape)
             ]
             if fresh:
-                run, _ = self.call(answer, fresh[0])  # its numbers first: a cache makes no tape
-                if run.raised is None:
+                run, arguments = self.call(answer, fresh[0])
+                if run.raised is None:  # its numbers first: a cache calls no tape
                     try:
                         parts = self.read(run.value, fresh[0], exercise, self.name)
                     except Wrong:
                         parts = {}
                     repeats_an_earlier_call(exercise, seen, fresh[0], Observation(parts))
-                observation = self.observe(answer, fresh[0], exercise)
+                observation = self.observation(run, arguments, answer, fresh[0], exercise)
                 judge_probe(exercise, fresh[0], observation, labelled=True)
                 return
 
