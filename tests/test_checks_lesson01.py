@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from autodiff_course import gradcheck
 from autodiff_course.checks import lesson01 as check
 from autodiff_course.gradcheck import central_difference
 
@@ -40,7 +41,21 @@ def by_tape(f, x, method="gradient", **options):
     return getattr(tape, method)(y, x, **options)
 
 
-# 1.1 d/dx log(1 + e^-x) by hand ---------------------------------------------
+def cached_per_shape(answer):
+    """``answer`` with its first result per input shape remembered: right on every probe
+    of a new shape, wrong for new values of a shape it has seen."""
+    seen = {}
+
+    def cached(*args):
+        key = tuple(tuple(np.shape(a)) for a in args if hasattr(a, "shape"))
+        if key not in seen:
+            seen[key] = answer(*args)
+        return seen[key]
+
+    return cached
+
+
+# 1.1 the derivative of the logistic loss by hand ---------------------------------
 
 
 @pytest.mark.parametrize(
@@ -101,6 +116,9 @@ def compute_gradient_diagonal(x):
             (lambda x: (tf.sigmoid(x) - 1.0) * x, "extra_factor"),
             (lambda x: (tf.sigmoid(x) - 1.0).numpy(), "returned_numpy"),
             (lambda x: tf.reduce_sum(tf.sigmoid(x) - 1.0), "wrong_shape"),
+            # size-1 axes, and state kept between calls
+            (lambda x: tf.squeeze(tf.sigmoid(x) - 1.0), "broadcast_shape"),
+            (cached_per_shape(lambda x: tf.sigmoid(x) - 1.0), "keeps_state"),
         ]
     ),
 )
@@ -137,7 +155,11 @@ def central_with_copies(f, x, h):
         above[i] += h
         below[i] -= h
         gradient.append((f(above) - f(below)) / (2 * h))
-    return gradient  # a list is fine
+    return np.array(gradient)
+
+
+def central_as_list(f, x, h):
+    return list(central_with_copies(f, x, h))
 
 
 def central_in_place_restored(f, x, h):
@@ -159,9 +181,8 @@ def central_in_place_restored(f, x, h):
         lambda f, x, h: np.array([central(f, x, h * e, h) for e in np.eye(len(x))]),
         central_with_copies,
         central_in_place_restored,
-        lambda f, x, h: tf.constant(central_difference(f, x, h)),
     ],
-    ids=["eye", "copies, list", "in place, restored", "course helper, tensor"],
+    ids=["eye", "copies", "in place, restored"],
 )
 def test_central_gradient_accepts_equivalent_forms(judge, answer):
     judge(check.central_gradient, answer)
@@ -188,9 +209,20 @@ def copies_made_once(f, x, h):
 
 
 def right_but_moves_x(f, x, h):
-    gradient = central_with_copies(f, x, h)
+    gradient = central_as_list(f, x, h)
     x += 1.0  # the caller's array is not what it was
     return gradient
+
+
+def central_with_step(step):
+    """The central difference with its own fixed step, whatever h says."""
+    return central_with(lambda f, x, s, h: (f(x + s * step / h) - f(x - s * step / h)) / (2 * step))
+
+
+def remembered_per_length(f, x, h, _seen={}):  # noqa: B006 - the state is the mistake
+    if (len(x), h) not in _seen:
+        _seen[(len(x), h)] = central_with_copies(f, x, h)
+    return _seen[(len(x), h)]
 
 
 def one_array_two_names(f, x, h):
@@ -232,9 +264,19 @@ def one_array_two_names(f, x, h):
                 ),
                 "missed_coordinates",
             ),
-            (lambda f, x, h: central_difference(f, x, 1e-5), "approximation"),
+            (central_with_step(1e-5), "approximation"),
             (lambda f, x, h: [(f(x + h) - f(x - h)) / (2 * h)], "wrong_shape"),
             (lambda f, x, h: f(x[0] + h), "raised"),
+            # what the text asks for: an array, and the difference written out
+            (central_as_list, "returned_list"),
+            (lambda f, x, h: tuple(central_with_copies(f, x, h)), "returned_list"),
+            (lambda f, x, h: tf.constant(central_with_copies(f, x, h)), "wrong_type"),
+            (lambda f, x, h: central_difference(f, x, h), "used_course_helper"),
+            (lambda f, x, h: gradcheck.central_jacobian(f, x, h), "used_course_helper"),
+            (lambda f, x, h: tf.constant(central_difference(f, x, 1e-5)), "used_course_helper"),
+            # size-1 axes, and state kept between calls
+            (lambda f, x, h: np.squeeze(central_with_copies(f, x, h)), "broadcast_shape"),
+            (remembered_per_length, "keeps_state"),
         ]
     ),
 )
@@ -297,6 +339,10 @@ def upstream_in_float32(o, t):
             (lambda o, t: tf.cast(2.0 * (o - t) / count(o), tf.float32), "float32_not_float64"),
             (lambda o, t: tf.cast(upstream_in_float32(o, t), o.dtype), "float32_not_float64"),
             (lambda o, t: (2.0 * (o - t) / count(o))[..., None], "broadcast_shape"),
+            # size-1 axes and a batch of one, and state kept between calls
+            (lambda o, t: tf.squeeze(2.0 * (o - t) / count(o)), "broadcast_shape"),
+            (lambda o, t: 2.0 * (o - t) / o.shape[-1], "mean_over_one_axis"),
+            (cached_per_shape(lambda o, t: 2.0 * (o - t) / count(o)), "keeps_state"),
         ]
     ),
 )
@@ -336,8 +382,59 @@ def loss_gradient_with(
     return answer
 
 
-def test_loss_gradient_accepts_another_output_function(judge):
-    judge(check.loss_gradient, loss_gradient_with(output=tf.nn.softplus))
+def dy_inside_the_block(x, target):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        output = tf.nn.softplus(x)
+        dy = reference_dy(output, target, x)  # recorded, but never differentiated
+    return tape.gradient(output, x, output_gradients=dy)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [loss_gradient_with(output=tf.nn.softplus), dy_inside_the_block],
+    ids=["softplus", "dy computed inside the block"],
+)
+def test_loss_gradient_accepts_equivalent_forms(judge, answer):
+    judge(check.loss_gradient, answer)
+
+
+def dy_by_tape(total=tf.reduce_mean, after=lambda dy, output: dy, same_tape=False):
+    """dy = d(loss)/d(output) from a tape (a second one, or the output's own persistent
+    tape that recorded the loss too), with ``total`` the loss's reduction and ``after``
+    what is done to it by hand."""
+
+    def answer(x, target):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            output = log1pexp(x)
+            if same_tape:
+                loss = total((output - target) ** 2)
+        if not same_tape:
+            with tf.GradientTape() as second:
+                second.watch(output)
+                loss = total((output - target) ** 2)
+        dy = (tape if same_tape else second).gradient(loss, output)
+        return tape.gradient(output, x, output_gradients=after(dy, output))
+
+    return answer
+
+
+def ones_then_dy(x, target):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        output = log1pexp(x)
+    ones = tf.ones_like(output)
+    return tape.gradient(output, x, output_gradients=ones) * reference_dy(output, target, x)
+
+
+def tape_result_thrown_away(x, target):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        output = log1pexp(x)
+    dy = reference_dy(output, target, x)
+    tape.gradient(output, x, output_gradients=dy)
+    return dy * tf.sigmoid(x)
 
 
 def log1pexp_in_float32(x):
@@ -374,6 +471,17 @@ def log1pexp_in_float32(x):
             (loss_gradient_with(lambda o, t, x: reference_dy(o, t, x) + 0.1), "wrong_dy"),
             (lambda x, t: loss_gradient_with()(x, t) * x, "extra_factor"),
             (loss_gradient_with(output=log1pexp_in_float32), "float32_not_float64"),
+            # dy by hand: not from another tape, not ones with dy multiplied in afterwards
+            (dy_by_tape(), "used_tape"),
+            (dy_by_tape(same_tape=True), "used_tape"),
+            (dy_by_tape(tf.reduce_sum, lambda dy, o: dy / count(o)), "used_tape"),
+            (dy_by_tape(after=lambda dy, o: tf.identity(1.0 * dy)), "used_tape"),
+            (ones_then_dy, "no_output_gradients"),
+            (tape_result_thrown_away, "no_output_gradients"),
+            # size-1 axes and a batch of one, and state kept between calls
+            (lambda x, t: tf.squeeze(loss_gradient_with()(x, t)), "broadcast_shape"),
+            (loss_gradient_with(lambda o, t, x: 2.0 * (o - t) / o.shape[0]), "mean_over_one_axis"),
+            (cached_per_shape(loss_gradient_with()), "keeps_state"),
         ]
     ),
 )
@@ -466,7 +574,7 @@ def softplus_of_wx(W):
             (lambda W, x, dy: back_through_w(W, dy) * tf.sigmoid(x), "local_at_input"),
             (lambda W, x, dy: back_through_w(W, dy * tf.sigmoid(x)), "local_at_input"),
             (lambda W, x, dy: back_through_w(W, dy + local(W, x)), "added_not_multiplied"),
-            (lambda W, x, dy: back_through_w(W, tf.abs(dy) * local(W, x)), "not_linear_in_dy"),
+            (lambda W, x, dy: back_through_w(W, tf.abs(dy) * local(W, x)), "upstream_not_linear"),
             (
                 lambda W, x, dy: back_through_w(W, dy * tf.exp(tf.linalg.matvec(W, x))),
                 "wrong_local_derivative",
@@ -482,6 +590,10 @@ def softplus_of_wx(W):
                 ),
                 "float32_not_float64",
             ),
+            # one output or one input (size-1 axes), and state kept between calls
+            (lambda W, x, dy: tf.squeeze(back_through_w(W, dy * local(W, x))), "broadcast_shape"),
+            (lambda W, x, dy: dy * local(W, x), "forgot_matrix"),
+            (cached_per_shape(lambda W, x, dy: back_through_w(W, dy * local(W, x))), "keeps_state"),
         ]
     ),
 )

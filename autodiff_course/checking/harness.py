@@ -19,6 +19,7 @@ import numpy as np
 from .judging import close_points
 from .judging import describe_difference
 from .judging import matches
+from .patterns import floor_of
 from .spec import Mistake
 from .verdicts import Wrong
 
@@ -201,6 +202,49 @@ def upstreams_seen(probes) -> str:
     signs = "both signs" if (ups > 0).any() and (ups < 0).any() else "one sign"
     ones = "+-1 among them" if np.any(np.abs(ups) == 1) else "never +-1"
     return f"with upstreams of {signs}, {ones}" + (", and 0" if np.any(ups == 0) else "")
+
+
+def linear_in_upstream(case, row) -> Wrong | None:
+    """For a result linear in an upstream of another shape than itself (a vector-Jacobian
+    product, lesson 01 on): the matrix the answer uses, read one unit upstream at a time
+    (``row(unit) -> result``), against the right one. Not linear: ``upstream_not_linear``;
+    each row a multiple of the right one: ``wrong_local_derivative``; else
+    ``wrong_jacobian``, quoting the entry."""
+    up = np.asarray(case.probe.upstream, dtype=np.float64)
+    units = np.eye(up.size).reshape((up.size, *up.shape))
+    try:
+        used = np.stack([np.asarray(row(unit), dtype=np.float64).ravel() for unit in units])
+    except Wrong:
+        return None
+    right = np.stack(
+        [case.exercise.expected(case.probe.but(upstream=u))[case.part].ravel() for u in units]
+    )
+    noun = case.noun[:1].upper() + case.noun[1:]
+    if not matches(case.got.ravel(), up.ravel() @ used, 1e-4, max(floor_of(case.got), 1e-300)):
+        return Wrong(
+            f"{noun} is not linear in the upstream: called with one unit upstream at a time "
+            "(1 at entry i, 0 elsewhere) and added up with the upstream's weights, it gives "
+            "another result than with the upstream itself. The upstream must enter once, as a "
+            "factor, with no square, abs or reduction of its own.",
+            "upstream_not_linear",
+        )
+    norms = (right * right).sum(axis=1)
+    factor = (used * right).sum(axis=1) / np.where(norms == 0.0, 1.0, norms)
+    if matches(used, factor[:, None] * right, 1e-4, floor_of(used)):
+        i = int(np.argmax(np.abs(factor - 1.0)))
+        return Wrong(
+            f"{noun} takes the upstream back along the right directions, but scales them "
+            f"wrongly: what upstream entry {i} contributes comes back {factor[i]:.6g} times "
+            "what it should, so the local derivative it is multiplied by is wrong there.",
+            "wrong_local_derivative",
+        )
+    i, j = np.unravel_index(int(np.argmax(np.abs(used - right))), used.shape)
+    return Wrong(
+        f"Called with a unit upstream at entry {i}, {case.noun} gives row {i} of the matrix "
+        f"it multiplies the upstream by: its entry {j} is {used[i, j]:.6g}, where the "
+        f"Jacobian has {right[i, j]:.6g}. That matrix is not the Jacobian.",
+        "wrong_jacobian",
+    )
 
 
 def keeps_state(what: str, how: str) -> Wrong:

@@ -10,7 +10,8 @@ what a learner can act on:
 * right at some entries, zero at others (a mask);
 * a factor and a constant off at once (an identity misremembered);
 * close on the scale of the whole array but not point by point (an approximation);
-* float32 digits in a float64 result.
+* float32 digits in a float64 result;
+* a factor or a term too many, among quantities the exercise names (:func:`stray`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .judging import _head
 from .judging import _is
 from .judging import close_points
 from .judging import matches
+from .spec import Pattern
 from .verdicts import Wrong
 
 
@@ -158,3 +160,95 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
         f"float32 arithmetic gives. The exercise asks for the exact formula.",
         "approximation",
     )
+
+
+def stray(reference, **terms) -> tuple:
+    """Two :class:`~.spec.Pattern` for an exercise's declared mistakes (lesson 01 on): the
+    answer times one of ``terms`` (``extra_factor``), or plus or minus one
+    (``added_term``). Each term is ``probe -> values``, named by its keyword; ``reference``
+    is the exercise's (its main part)."""
+
+    def finder(combine):
+        def find(got, probe):
+            expected = np.asarray(reference(probe), dtype=np.float64)
+            if expected.shape != got.shape:
+                return None
+            floor, rtol = floor_of(expected), 1e-9 if probe.dtype == "float64" else 2e-5
+            for name, term in terms.items():
+                values = np.asarray(term(probe), dtype=np.float64)
+                if values.size != 1 and values.shape != got.shape:
+                    continue
+                for sign, word in combine:
+                    made = expected * values if word == "times" else expected + sign * values
+                    if np.any(made != expected) and matches(got, made, rtol, floor):
+                        return {
+                            "name": name,
+                            "word": word,
+                            "op": "*" if sign is None else "+-"[sign < 0],
+                        }
+            return None
+
+        return find
+
+    return (
+        Pattern(
+            "extra_factor",
+            "The result is the answer {word} {name}: a factor too many. Look for a stray "
+            "`{op} {name}`.",
+            finder(((None, "times"),)),
+        ),
+        Pattern(
+            "added_term",
+            "The result is the answer {word} {name}: a term too many. Look for a stray "
+            "`{op} {name}`.",
+            finder(((1.0, "plus"), (-1.0, "minus"))),
+        ),
+    )
+
+
+def _times(size: float, name: str) -> str:
+    """``0.5 * b``, ``b`` for a size of 1, ``0.25`` for a constant."""
+    if not name:
+        return f"{size:.4g}"
+    return name if np.isclose(size, 1.0) else f"{size:.4g} * {name}"
+
+
+def linear_mix(code: str, hint: str, reference, implied=None, **terms) -> Pattern:
+    """A :class:`~.spec.Pattern` for an exercise's declared mistakes (lesson 01 on): the
+    result (or ``implied(got, probe)``, what it says of a quantity inside it) is a mix of
+    the named ``terms`` (``probe -> values``) and a constant, other than ``reference``'s
+    own mix (when it is one). A constant, or a multiple of the reference, is left to the
+    generic patterns. ``hint`` may name ``{mix}``, the result's coefficients, and
+    ``{right}``, the reference's."""
+
+    def coefficients(basis, values):
+        found, *_ = np.linalg.lstsq(basis, values, rcond=None)
+        fits = np.allclose(basis @ found, values, 1e-5, 1e-6 * (np.max(np.abs(values)) or 1.0))
+        return found if fits else None
+
+    def spelled(found):
+        """``0.4 * output - 0.4 * target + 0.1``, leaving out the coefficients that are 0."""
+        small = 1e-9 * np.max(np.abs(found))
+        parts = [
+            ("- " if c < 0 else "+ ") + _times(abs(c), name)
+            for c, name in zip(found, [*terms, ""])
+            if abs(c) > small
+        ]
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+") else "-" + text[2:]
+
+    def find(got, probe):
+        used = np.asarray(got if implied is None else implied(got, probe), np.float64).ravel()
+        columns = [np.broadcast_to(term(probe), got.shape).ravel() for term in terms.values()]
+        basis = np.stack([*columns, np.ones(used.size)], axis=1)
+        mine = coefficients(basis, used) if used.size > basis.shape[1] else None
+        if mine is None or np.allclose(mine[:-1], 0.0, atol=1e-9 * np.max(np.abs(mine))):
+            return None
+        right = coefficients(basis, np.asarray(reference(probe), np.float64).ravel())
+        if right is not None and np.allclose(
+            mine, (mine @ right) / (right @ right) * right, 1e-4, 1e-6 * np.max(np.abs(mine))
+        ):
+            return None
+        return {"mix": spelled(mine), "right": "none" if right is None else spelled(right)}
+
+    return Pattern(code, hint, find)

@@ -24,6 +24,7 @@ one-line meaning, and its check's docstring is written from the declarations.
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -309,7 +310,7 @@ class Exercise:
 
     def docstring(self) -> str:
         probes = self.probes.describe() if hasattr(self.probes, "describe") else None
-        probes = probes or (self.probes.__doc__ or "").strip()
+        probes = probes or inspect.cleandoc(self.probes.__doc__ or "")
         codes = ", ".join(dict.fromkeys(code for code, _ in _codes_of(self)))
         return (
             f"Exercise {self.number}: {self.title}.\n\nProbes (fresh on every call):\n"
