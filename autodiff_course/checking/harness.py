@@ -55,6 +55,11 @@ class Harness:
     def fallback_code(self, part: str) -> str:
         return "other"
 
+    def evidence(self, case):
+        """A Wrong from what the harness saw while the answer ran, for a result found
+        wrong (judged right after the exercise's own mistakes), or None."""
+        return None
+
     def generated(self, case) -> list:
         return []
 
@@ -69,6 +74,18 @@ class Harness:
 
     def describe(self) -> str:
         return "any"
+
+
+def named_shape(value, probe, exercise) -> None:
+    """Raise the exercise's :class:`~.spec.Shape` mistake that ``value``'s shape shows."""
+    from .answers import shape_of
+    from .judge import fill
+    from .spec import Shape
+
+    got = shape_of(value)
+    for item in exercise.mistakes:
+        if isinstance(item, Shape) and got is not None and got == item.shape(probe):
+            raise Wrong(fill(item.hint, probe), item.code)
 
 
 def forgot_upstream(case, transform=None) -> list:
