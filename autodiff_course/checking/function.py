@@ -33,9 +33,10 @@ tapes' record: an outer tape that differentiated a result made before the inner 
 (the function again), or ``steps`` (``probe -> {name: values}``, what the tapes compute
 on the way) all computed right and combined into the wrong result.
 
-Statefulness: the first probe is called again after all the others and must give the
-same parts, and once more with other values of the same shape (``vary``), which must
-give their own answer.
+The answer runs once without the check's own tape (a third of the cost), and again with
+it only where a None needs explaining. Statefulness: after all the others, the first
+probe's shape is called with new values (``vary``: x negated and rolled by default), which
+must give their own answer; with ``vary=None``, the first probe again must give its own.
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ class Function(Harness):
         where = f"at x = {at[index]:.6g}" if at is not None else f"at index {list(index)}"
         names = " and ".join(steps)
         values = ", ".join(f"{k} = {np.asarray(v)[index]:.6g}" for k, v in steps.items())
-        should = exercise_says(case)
+        should = case.exercise.describe.get(case.part, "the answer")
         return Wrong(
             f"Your tapes computed {names} correctly, but what your function returns from "
             f"{'them' if len(steps) > 1 else 'it'} is not {should}. For example {where}: "
@@ -326,11 +327,6 @@ class Function(Harness):
 
 def _all_zero(exercise, probe) -> bool:
     return not np.any(exercise.expected(probe)[exercise.harness.main])
-
-
-def exercise_says(case) -> str:
-    """What the exercise's text says the main part is, for a hint."""
-    return case.exercise.describe.get(case.part, "the answer")
 
 
 def _results(log) -> list:
