@@ -1,0 +1,88 @@
+"""Exercise 4.1: one Newton step, both derivatives from one pair of nested tapes."""
+
+import numpy as np
+
+from ...checking import spec
+from ...checking.function import Function
+from ...checking.probes import signed
+from ...log1pexp import reference_sigmoid as s
+
+# f, f' and f'' in float64, by the name of the function handed to the answer.
+DERIVATIVES = {
+    "x**4 + x**2": lambda x: (x**4 + x**2, 4 * x**3 + 2 * x, 12 * x**2 + 2.0),
+    "softplus(x)": lambda x: (np.logaddexp(0.0, x), s(x), s(x) * s(-x)),
+    "cosh(x)": lambda x: (np.cosh(x), np.sinh(x), np.cosh(x)),
+}
+
+
+def draw(rng) -> list:
+    """x**4 + x**2 on a vector (0.5 <= |x| <= 2), softplus on a (2, m) matrix in [-3, 3],
+    cosh on a vector (0.5 <= |x| <= 2.5), each in float32 and float64; then shapes (1,),
+    (1, 3) and (). (cosh comes late: there f'' = f, so x - f''/f' is x - f/f'.)"""
+    import tensorflow as tf
+
+    functions = dict(zip(DERIVATIVES, (lambda x: x**4 + x**2, tf.nn.softplus, tf.cosh)))
+    n, m, k = (int(size) for size in rng.integers((3, 2, 3), (7, 5, 7)))
+    drawn = [("x**4 + x**2", signed(rng, (n,), 0.5, 2.0)), ("cosh(x)", signed(rng, (k,), 0.5, 2.5))]
+    drawn.insert(1, ("softplus(x)", np.round(rng.uniform(-3.0, 3.0, (2, m)), 3)))
+    plan = [(f, x, dtype) for f, x in drawn for dtype in ("float32", "float64")] + [
+        ("x**4 + x**2", signed(rng, (1,), 0.5, 2.0), "float32"),
+        ("cosh(x)", signed(rng, (1, 3), 0.5, 2.5), "float32"),
+        ("softplus(x)", signed(rng, (), 0.5, 3.0), "float64")]  # fmt: skip
+    label = "f(x) = {} on a {} x of shape {}"
+    return [spec.Probe(d, spec.as_dtype(x, d), data={"name": f, "f": functions[f]},
+                       label=label.format(f, d, x.shape)) for f, x, d in plan]  # fmt: skip
+
+
+def derivatives(p):
+    return DERIVATIVES[p.name](p.x)
+
+
+def _mistake(code, hint, gives, means=""):
+    hint += " Newton's step is x - f'(x)/f''(x), once."
+    return spec.Mistake(code, hint, lambda p: gives(p.x, *derivatives(p)), means=means)
+
+
+# fmt: off
+MISTAKES = (
+    _mistake("newton_uphill", "You computed x + f'(x)/f''(x): the step goes the wrong way.",
+             lambda x, f, d1, d2: x + d1 / d2, "x + f'/f'': a Newton step with the wrong sign"),
+    _mistake("newton_ratio_inverted", "You divided the wrong way round: x - f''(x)/f'(x).",
+             lambda x, f, d1, d2: x - d2 / d1, "x - f''/f' where x - f'/f'' belongs"),
+    _mistake("newton_step_only", "You returned the step f'(x)/f''(x), not the new point.",
+             lambda x, f, d1, d2: d1 / d2, "the step f'/f'' where the new point belongs"),
+    _mistake("newton_root_finding", "You returned x - f(x)/f'(x), Newton's step to a root of f.",
+             lambda x, f, d1, d2: x - f / d1, "x - f/f' (a root of f) where x - f'/f'' belongs"),
+    _mistake("gradient_descent_step", "You returned x - f'(x), a gradient-descent step.",
+             lambda x, f, d1, d2: x - d1, "x - f'(x): the second derivative left out"),
+    _mistake("second_not_newton", "You returned f''(x), the second derivative itself.",
+             lambda x, f, d1, d2: d2, "the second derivative where the Newton step belongs"),
+    _mistake("first_not_second", "You returned f'(x), the first derivative.",
+             lambda x, f, d1, d2: d1),
+    spec.Mistake("newton_iterated", "You returned the minimum of {name}, x = 0: you repeated the "
+                 "step until it converged. Newton's step is x - f'(x)/f''(x), once.",
+                 lambda p: None if p.name == "softplus(x)" else 0 * p.x,  # no minimum
+                 means="Newton's method run to convergence where one step is asked for"),
+)
+# fmt: on
+
+EXERCISE = spec.Exercise(
+    number="4.1",
+    title="One Newton step",
+    stars=1,
+    minutes=5,
+    harness=Function(
+        "`newton_step`",
+        arguments=("f", "x"),
+        nested=True,
+        forbid={"jacobian": "the outer gradient of f'(x) already is f''(x), no diagonal to take."},
+        steps=lambda p: dict(zip(("f'(x)", "f''(x)"), derivatives(p)[1:])),
+        nouns={"value": "your step"},
+    ),
+    probes=draw,
+    reference=lambda p: p.x - derivatives(p)[1] / derivatives(p)[2],
+    mistakes=MISTAKES,
+    describe={"value": "x - f'(x)/f''(x), element by element"},
+    claim="x - f'(x)/f''(x) for functions you had not seen",
+)
+newton_step = EXERCISE.check

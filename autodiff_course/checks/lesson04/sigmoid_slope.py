@@ -1,0 +1,100 @@
+"""Exercise 4.3: a sigmoid whose gradient keeps its relative accuracy on both tails."""
+
+from functools import partial
+
+import numpy as np
+
+from ...checking import spec
+from ...checking.judging import close_points
+from ...checking.judging import matches
+from ...checking.on_tape import OnTape
+from ...log1pexp import reference_sigmoid as sigmoid
+
+# 1 - sigmoid(x) cancels in float32 from about 10 (exactly 0 by 17), exp(50) squared
+# overflows float32, exp(100) itself overflows, and the true slope at 100 is subnormal.
+EDGES = (-50.0, -20.0, -15.0, -10.0, -2.0, 0.0, 2.0, 10.0, 15.0, 20.0, 50.0)
+
+
+def slope(x):  # sigmoid(x) * sigmoid(-x) in float64, without cancellation or overflow
+    return np.exp(-np.logaddexp(0.0, x) - np.logaddexp(0.0, -x))
+
+
+def _wrong(got, p, truth=None):
+    truth = p.upstream * slope(p.x) if truth is None else truth
+    return ~close_points(got, truth, 1e-11 if p.dtype == "float64" else 2e-5, 1e-30)
+
+
+def _cancels(got, p, sign):
+    """Wrong where upstream * s * (1 - s), s = sigmoid(sign * x) in the probe's dtype, is."""
+    import tensorflow as tf
+
+    s = tf.sigmoid(sign * tf.constant(p.x, p.dtype))
+    made = (p.upstream * (s * (1 - s)).numpy()).astype(np.float64)
+    return _wrong(got, p) & _wrong(made, p) & matches(got, made, 1e-3)
+
+
+def _lost_far_out(got, p):
+    """nan, inf or a flushed 0 at |x| >= 40, though right to 1e-3 for |x| <= 20."""
+    near, truth = np.abs(p.x) <= 20.0, p.upstream * slope(p.x)
+    lost = ~np.isfinite(got) | ((got == 0.0) & (np.abs(truth) >= np.finfo(p.dtype).tiny))
+    return lost & (np.abs(p.x) >= 40.0) & matches(got[near], truth[near], 1e-3)
+
+
+def _tail(got, p, value=False):  # right for |x| <= 5, wrong on a tail (|x| >= 10)
+    wrong = _wrong(got, p, sigmoid(p.x) if value else None)
+    return wrong & (np.abs(p.x) >= 10.0) & ~wrong[np.abs(p.x) <= 5.0].any()
+
+
+_mistake = partial(spec.Mistake, part="gradient")
+CANCELS = (
+    "Right near 0, wrong at x = {points}: s * (1 - s) cancels once s rounds to nearly 1 (in "
+    "float32 from about x = 10), as TensorFlow's sigmoid gradient does: write 1 - s as s(-x)."
+)
+TAIL = "Right near 0, wrong at x = {points}, where a formula right on paper loses small values"
+# fmt: off
+MISTAKES = (
+    _mistake("slope_as_value", "Your value is sigmoid's slope: return sigmoid(x), and the slope "
+             "from grad_fn.", lambda p: slope(p.x), part="value", means="the slope as the value"),
+    _mistake("wrong_value", "Your value is sigmoid(-x): return sigmoid(x).",
+             lambda p: sigmoid(-p.x), part="value"),
+    _mistake("wrong_value", "Your value is softplus(x), whose slope is the sigmoid: return "
+             "tf.sigmoid(x).", lambda p: np.logaddexp(0.0, p.x), part="value"),
+    _mistake("softplus_slope", "Your grad_fn returns upstream * sigmoid(x), the slope of "
+             "softplus; sigmoid's own is sigmoid(x) * sigmoid(-x).", lambda p: p.upstream *
+             sigmoid(p.x), means="upstream * sigmoid(x) where sigmoid's slope belongs"),
+    _mistake("forgot_local_derivative", "Your grad_fn returns the upstream unchanged: multiply it "
+             "by sigmoid(x) * sigmoid(-x).", lambda p: p.upstream),
+    *(_mistake("reduced_dy", "Your grad_fn reduces the upstream to one number: each element has "
+               "its own upstream.", lambda p, t=t: t(p.upstream) * slope(p.x))
+      for t in (np.sum, np.mean)),
+    spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=1.0), part="gradient",
+                 means="s * (1 - s): 1 - sigmoid(x) cancels on a tail"),
+    spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=-1.0), part="gradient"),
+    spec.Symptom("exp_overflow", TAIL + ": {value} from an exp that overflows (in float32, (1 + "
+                 "e^50)**2 passes 3.4e38). Use sigmoids only: sigmoid(x) * sigmoid(-x).",
+                 _lost_far_out, part="gradient", means="a slope written with exp, which overflows"),
+    spec.Symptom("tail_inaccurate", TAIL + " (1 - tanh**2 cancels, exp overflows): "
+                 "sigmoid(x) * sigmoid(-x) does neither.", _tail, part="gradient",
+                 means="right near zero, wrong on a tail"),
+    spec.Symptom("tail_inaccurate", TAIL + ": return tf.sigmoid(x).", partial(_tail, value=True),
+                 part="value"),
+)
+PROBES = spec.Probes({"float32": spec.Points((-100.0, *EDGES, 100.0), ((-50.0, 50.0, 8),)),
+                      "float64": spec.Points(EDGES, ((-50.0, 50.0, 8),))},
+                     shapes={"float64": ("points", (2, 4))}, upstream=True)
+# fmt: on
+
+EXERCISE = spec.Exercise(
+    number="4.3",
+    title="A sigmoid whose gradient stays accurate",
+    stars=2,
+    minutes=10,
+    harness=OnTape("`smooth_sigmoid`", produced=True, local="sigmoid(x) * sigmoid(-x)"),
+    probes=PROBES,
+    reference=lambda p: {"value": sigmoid(p.x), "gradient": p.upstream * slope(p.x)},
+    mistakes=MISTAKES,
+    describe={"value": "sigmoid(x)", "gradient": "upstream * sigmoid(x) * sigmoid(-x)"},
+    claim="Value sigmoid(x) and gradient upstream * sigmoid(x) * sigmoid(-x), point by point "
+    "in relative terms on both tails (0.0 accepted only at ±100, where the truth is subnormal)",
+)
+smooth_sigmoid = EXERCISE.check
