@@ -424,7 +424,7 @@ sigmoid = tf.sigmoid
                         x.dtype,
                     )
                 ),
-                "approximation",
+                "float32_not_float64",  # a float32 slope inside a float64 rule
             ),
             (lambda x: tf.sigmoid(tf.cast(x, tf.float32)), slope, "float32_not_float64"),
             (sigmoid, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)) ** 2, "exp_overflow"),
