@@ -110,6 +110,38 @@ def newton_jacobian(f, x):
     return x - first / tf.linalg.diag_part(hessian)
 
 
+def newton_until_converged(f, x):
+    for _ in range(30):
+        x = newton(f, x)
+    return x
+
+
+def newton_outer_repeats_f(f, x):
+    outer = tf.GradientTape()
+    with outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        slope = inner.gradient(y, x)
+    return x - slope / outer.gradient(y, x)
+
+
+def cached(solution):
+    """The solution, but remembering its result for each kind of input (shape, dtype and
+    the function): right for every probe the first time, wrong for new values."""
+    seen = {}
+
+    def answer(*args):
+        key = [(tuple(a.shape), a.dtype.name) if hasattr(a, "shape") else id(a) for a in args]
+        key = tuple(key)
+        if key not in seen:
+            seen[key] = solution(*args)
+        return seen[key]
+
+    return answer
+
+
 def newton_target_after_block(f, x):
     first, doubled = nested(f, x, target=lambda first: 2.0 * first, target_inside=False)
     return x - first / (0.5 * doubled)
@@ -153,8 +185,22 @@ def newton_target_after_block(f, x):
             (lambda f, x: x - f(x) / nested(f, x)[0], [], "newton_root_finding"),
             (lambda f, x: x - nested(f, x)[0], [], "gradient_descent_step"),
             (lambda f, x: nested(f, x)[1], [], "second_not_newton"),
-            (lambda f, x: tf.cast(newton(f, tf.cast(x, tf.float32)), x.dtype), [], "approximation"),
+            (
+                lambda f, x: tf.cast(newton(f, tf.cast(x, tf.float32)), x.dtype),
+                ["float32's digits"],
+                "float32_not_float64",
+            ),
             (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "wrong_shape"),
+            # a loop that converged returned the minimum, zeros: no path was cut
+            (newton_until_converged, ["repeated the step"], "newton_iterated"),
+            (newton_outer_repeats_f, ["outer tape differentiated a result"], "wrong_target"),
+            # size-1 axes, and state kept between calls
+            (
+                lambda f, x: tf.squeeze(newton(f, x)),
+                ["axis of size 1 was dropped"],
+                "broadcast_shape",
+            ),
+            (cached(newton), ["keeps state"], "keeps_state"),
         ]
     ),
 )
@@ -188,6 +234,11 @@ def test_mixed_partial_accepts_the_other_order_with_none_replaced(judge):
         check.mixed_partial,
         lambda f, x, y: none_as_zeros(mixed(f, x, y, inner=1, outer=0, zero=False), x),
     )
+
+
+def none_as_ones(f, x, y):
+    result = mixed(f, x, y, zero=False)
+    return tf.ones_like(x) if result is None else result
 
 
 def mixed_jacobian_diagonal(f, x, y):
@@ -242,9 +293,19 @@ def mixed_finite_difference_in_y(f, x, y):
                 lambda f, x, y: tf.cast(
                     mixed(f, tf.cast(x, tf.float32), tf.cast(y, tf.float32)), x.dtype
                 ),
-                [],
-                "approximation",
+                ["float32's digits"],
+                "float32_not_float64",
             ),
+            # the None where the answer is zero breaks the answer
+            (
+                lambda f, x, y: mixed(f, x, y, zero=False) + 0.0,
+                ["answer is zero"],
+                "structural_none",
+            ),
+            (none_as_ones, ["answer is zero"], "structural_none"),
+            # size-1 axes, and state kept between calls
+            (lambda f, x, y: tf.squeeze(mixed(f, x, y)), [], "broadcast_shape"),
+            (cached(mixed), ["keeps state"], "keeps_state"),
         ]
     ),
 )
@@ -294,7 +355,7 @@ def sigmoid_no_decorator(x):
             (sigmoid_no_decorator, "forgot_decorator"),
             (
                 lambda x: reference.smooth_sigmoid(x) * 0.5 + 0.5 * tf.sigmoid(x),
-                "custom_rule_bypassed",
+                "custom_gradient_not_used",
             ),
         ]
     ),
@@ -346,7 +407,7 @@ sigmoid = tf.sigmoid
             ),
             (sigmoid, lambda up, x: slope(up, x) * tf.sigmoid(x), "wrong_local_derivative"),
             (sigmoid, lambda up, x: up * slope(up, x), "upstream_not_linear"),
-            (sigmoid, lambda up, x: None, "returned_none"),
+            (sigmoid, lambda up, x: None, "no_gradient"),
             (sigmoid, lambda up, x: -slope(up, x), "sign_flipped"),
             (sigmoid, lambda up, x: 2.0 * slope(up, x), "scale_factor"),
             # the forward value
@@ -363,9 +424,11 @@ sigmoid = tf.sigmoid
                         x.dtype,
                     )
                 ),
-                "approximation",
+                "float32_not_float64",  # a float32 slope inside a float64 rule
             ),
             (lambda x: tf.sigmoid(tf.cast(x, tf.float32)), slope, "float32_not_float64"),
+            (sigmoid, lambda up, x: up * tf.exp(x) / (1.0 + tf.exp(x)) ** 2, "exp_overflow"),
+            (lambda x: tf.squeeze(tf.sigmoid(x)), slope, "broadcast_shape"),
         ]
     ),
 )
@@ -377,7 +440,18 @@ def test_smooth_sigmoid_names_the_mistake_of_a_rule(
 
 def test_an_error_in_grad_fn_is_shown_as_the_learners(judge, custom_gradient):
     answer = custom_gradient(sigmoid, lambda up, x: up * tf.sigmoid(x) @ tf.ones((2, 2)))
-    assert "of your code" in judge(check.smooth_sigmoid, answer, "raised").message
+    assert "of your code" in judge(check.smooth_sigmoid, answer, "grad_fn_raised").message
+
+
+def test_a_grad_fn_that_reads_the_latest_call_keeps_state(judge):
+    latest = {}
+
+    @tf.custom_gradient
+    def answer(x):
+        latest["x"] = x
+        return tf.sigmoid(x), lambda up: slope(up, latest["x"])
+
+    assert "called twice" in judge(check.smooth_sigmoid, answer, "keeps_state").message
 
 
 # --------------------------------------------------------------------------
@@ -427,6 +501,9 @@ def hvp_forward_over_reverse(f, x, v):
                 lambda f, x, v: hvp(f, tf.cast(x, tf.float32), tf.cast(v, tf.float32)),
                 "float32_not_float64",
             ),
+            # one input squeezed away is a shape slip, not a directional derivative
+            (lambda f, x, v: tf.squeeze(hvp(f, x, v)), "broadcast_shape"),
+            (cached(hvp), "keeps_state"),
         ]
     ),
 )
@@ -457,6 +534,8 @@ def where_nonzero(norm):
         lambda g: tf.where(tf.norm(g, axis=-1) > 0, tf.norm(g, axis=-1), 0.0),
         lambda g: tf.sqrt(tf.maximum(squares(g), 1e-12)),
         where_nonzero(lambda s: tf.sqrt(tf.where(s > 0, s, tf.ones_like(s)))),
+        lambda g: tf.maximum(tf.norm(g, axis=-1), 1e-7),
+        lambda g: tf.norm(g + 1e-8, axis=-1),
     ],
     ids=[
         "where around sqrt",
@@ -464,6 +543,8 @@ def where_nonzero(norm):
         "where on the norm",
         "maximum",
         "double where",
+        "maximum around tf.norm",
+        "epsilon added to g: a unit slope at zero rows",
     ],
 )
 def test_safe_norm_correct_answers(judge, answer):
@@ -485,7 +566,7 @@ def test_safe_norm_correct_answers(judge, answer):
                 ),
                 "where_without_safe_branch",
             ),
-            (lambda g: tf.stop_gradient(tf.sqrt(squares(g) + 1e-12)), "no_gradient"),
+            (lambda g: tf.stop_gradient(tf.sqrt(squares(g) + 1e-12)), "non_differentiable_op"),
             (
                 lambda g: tf.constant(np.sqrt(np.sum(g.numpy() ** 2, axis=-1) + 1e-12)),
                 "numpy_detour",
@@ -512,6 +593,9 @@ def test_safe_norm_correct_answers(judge, answer):
             ),
             (lambda g: tf.sqrt(tf.cast(squares(g), tf.float32) + 1e-12), "float32_not_float64"),
             (lambda g: tf.sqrt(squares(g) + 1e-12).numpy(), "returned_numpy"),
+            (lambda g: tf.sqrt(squares(g) + 1e-6), "eps_too_large"),
+            (lambda g: tf.squeeze(tf.sqrt(squares(g) + 1e-12)), "broadcast_shape"),
+            (cached(lambda g: tf.sqrt(squares(g) + 1e-12)), "keeps_state"),
         ]
     ),
 )

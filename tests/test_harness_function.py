@@ -268,7 +268,11 @@ def test_one_number_where_several_belong_is_named_by_scalars():
         ),
         lambda p: 2.0 * p.x,
     )
-    assert verdict(spec, lambda x: 2.0 * tf.reduce_sum(x)) == ("reduced_gradient", "A sum.")
+    # a structural verdict also says which probe showed it, when there are several
+    assert verdict(spec, lambda x: 2.0 * tf.reduce_sum(x)) == (
+        "reduced_gradient",
+        "A sum. (Seen with a float64 vector of 7 points.)",
+    )
     assert verdict(spec, lambda x: tf.reduce_max(x))[0] == "wrong_shape"
 
 

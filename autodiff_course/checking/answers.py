@@ -397,8 +397,9 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     text = f"{name} returned shape {got}, but the answer has shape {expected}."
     if _squeezed(got) == _squeezed(expected) and len(got) < len(expected):
         return (
-            text + " The numbers may be right, but an axis of size 1 was dropped (tf.squeeze, "
-            f"a reduction over it, x[0]): keep the input's shape, {expected}."
+            text + " The numbers may be right, but an axis of size 1 was dropped "
+            "(tf.squeeze, x[0], a reshape to -1): keep the input's axes, even those of "
+            "size 1."
         )
     if _squeezed(got) == _squeezed(expected):
         return (

@@ -1,8 +1,10 @@
 """The harness for a function the check calls directly, run under the learner's own tapes
 (lessons 00, 01, 02, 04 and 05).
 
-The check builds the arguments from the probe (``arguments(probe)``, by default the
-probe's ``x`` as a tensor of its dtype), calls the answer while noting every tape,
+The check builds the arguments from the probe: ``arguments(probe)``, or ``arguments``
+names the probe's fields to pass (by default ``("x",)``), arrays as tensors of the probe's
+dtype, anything else (a function to differentiate) as it is, and a None is then named
+after the field it came from. It calls the answer while noting every tape,
 accumulator and operation it uses (:mod:`.observing`, and with ``provenance`` the whole
 run, :mod:`.provenance`), and reads what came back with ``read`` (by default one tensor
 of the reference's shape and the probe's dtype). Method flags say what the exercise
@@ -41,13 +43,28 @@ time, to name what its numbers alone cannot (:func:`~.harness.linear_in_upstream
 objects handed over, so a dict entry rebound to a new variable shows), and a gradient
 lost by rebinding one is named ``variable_replaced``.
 
-A ``None`` gradient, or an error it caused, is explained from what the tapes saw,
-in the lesson's words (``cause_names``), with the tape.gradient call it came from when
-there were several; zeros that ``unconnected_gradients=ZERO`` put in place of a None,
-and float32 arithmetic inside a float64 answer that is close, explain any wrong part.
-Statefulness: the first probe is called again after all the others and must give the
-same parts, and a fresh probe of its shape and dtype must not give back an earlier
-call's numbers.
+``forbid`` may map each name to the reason the hint ends with; ``"accumulator"``
+forbids ``ForwardAccumulator`` where reverse over reverse is asked for. ``nested`` is
+judged after the exercise's own mistakes when the result is wrong (an answer that nests
+no tapes has usually computed something simpler, which those mistakes name exactly).
+
+A ``None`` gradient that breaks the answer (it returns None or raises) is explained from
+what the tapes saw, in the lesson's words (``cause_names``), with the tape.gradient call
+it came from when there were several; a ``None`` where the reference is zero is a true
+zero, and the hint asks for zeros. A ``None`` the answer went on without, zeros that
+``unconnected_gradients=ZERO`` put in its place, a variable rebound instead of updated,
+and float32 arithmetic inside a float64 answer are evidence only when the result is
+wrong: a result of zeros is evidence of a cut path only when the tapes' record shows the
+cut. When the result is wrong, the re-run diagnostics read the tapes' record: an outer
+tape that differentiated a result made before the inner gradient (the function again),
+or ``steps`` (``probe -> {name: values}``, what the tapes compute on the way) all
+computed right and combined into the wrong result.
+
+The answer runs once without the check's own recording (a third of the cost), and again
+with it only where a None or a wrong result needs explaining. Statefulness: after all
+the others, the first probe again must give the same parts, and new values of its shape
+(a fresh draw of that shape and dtype, or ``vary(probe)``, such as :func:`negated`)
+must give their own answer.
 """
 
 from __future__ import annotations
@@ -73,22 +90,57 @@ from .harness import Observation
 from .harness import forgot_upstream
 from .harness import keeps_state
 from .harness import linear_in_upstream
+from .harness import named_shape
 from .harness import same_parts
 from .judging import matches
+from .judging import worst_point
 from .provenance import missing
 from .provenance import run_answer
 from .verdicts import Wrong
 
+FORBIDDEN = {
+    "jacobian": "tape.jacobian",
+    "accumulator": "ForwardAccumulator",
+    "gradcheck": "course finite-difference helper",
+}
+STRUCTURAL_NONE = (
+    "Your function returned None (or failed on it) for {label}, where the answer is zero "
+    "everywhere. That None is no mistake of the tapes: the target does not depend on the "
+    "source at all, so no path leads back to it. The exercise asks for zeros there: pass "
+    "unconnected_gradients=tf.UnconnectedGradients.ZERO to that gradient call."
+)
+ZEROS_FOR_NONE = (
+    "Your function returned zeros where a tape returned None, so the zeros hide a mistake. "
+)
+WENT_ON = "A tape returned None, and your function went on without it. "
+OUTER_AGAIN = (
+    "Your outer tape differentiated a result computed before the inner gradient (the "
+    "function itself?), so it returned a first derivative again. It must differentiate "
+    "the inner tape's gradient, or what you compute from it inside the outer block."
+)
+FORWARD_OVER_REVERSE = (
+    "Your function used a ForwardAccumulator around the gradient (forward over reverse). "
+    "This exercise asks for reverse over reverse: nested GradientTapes, the outer one "
+    "differentiating what you compute from the inner gradient."
+)
 
-def _tensor_of(probe):
+
+def _fields(probe, names) -> tuple:
+    """The probe's fields ``names``: arrays as tensors of the probe's dtype."""
     import tensorflow as tf
 
-    return (tf.constant(np.asarray(probe.x, dtype=probe.dtype)),)
+    values = [getattr(probe, name) for name in names]
+    return tuple(
+        tf.constant(np.asarray(v, dtype=probe.dtype)) if isinstance(v, (np.ndarray, float)) else v
+        for v in values
+    )
 
 
 def one_tensor(value, probe, exercise, name: str) -> dict:
-    """What came back as one tensor of the reference's shape and the probe's dtype (for a
-    ``numpy`` harness, an array of that shape)."""
+    """What came back as one tensor of the reference's shape and the probe's dtype (a
+    shape the exercise names as a mistake, :class:`~.spec.Shape`, first; for a ``numpy``
+    harness, an array of that shape)."""
+    named_shape(value, probe, exercise)
     shape = exercise.expected(probe)[exercise.harness.main].shape
     numpy = getattr(exercise.harness, "numpy", False)
     dtype = None if numpy else probe.dtype
@@ -127,16 +179,21 @@ FLOAT32_INSIDE = (
 )
 
 
+def negated(probe):
+    """The probe with ``x`` negated and rolled by one place: new values, same shape."""
+    return probe.but(x=-np.roll(probe.x, 1)) if probe.x is not None else None
+
+
 @dataclass(frozen=True)
 class Function(Harness):
     name: str = "Your function"
-    arguments: Callable = _tensor_of
+    arguments: Callable | tuple = ("x",)
     read: Callable = one_tensor
     by_hand: bool = False
     output_gradients: bool | str = False
     nested: bool = False
     forward_mode: bool = False
-    forbid: tuple = ()
+    forbid: tuple | Mapping = ()
     tape: bool = False
     cause_names: Mapping = field(default_factory=dict)
     sources: Callable | None = None
@@ -146,6 +203,8 @@ class Function(Harness):
     numpy: bool = False
     upstream: int | None = None
     scalars: tuple = ()
+    steps: Callable | None = None
+    vary: Callable | None = None
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
 
@@ -167,32 +226,49 @@ class Function(Harness):
         if self.numpy:
             found.append("a NumPy array back, the arrays passed in left unchanged")
         named = {"gradcheck": "none of the course's own gradcheck helpers"}
-        found += [named.get(item, f"no {item}") for item in self.forbid]
+        found += [named.get(item, f"no {FORBIDDEN.get(item, item)}") for item in self.forbid]
         if self.tape:
             found.append("a tf.GradientTape computed it")
         return "; ".join(found) + "." if found else "any method."
 
-    def call(self, answer, probe):
-        """``(run, arguments, handed)``: the answer called on the probe's arguments, and
-        what they held before the call: ``names`` (the sources and what the exercise
-        calls them) and ``state`` (the variables to update in place), so that an answer
-        that rebinds a dict entry cannot change them."""
-        arguments = self.arguments(probe)
+    def arguments_of(self, probe) -> tuple:
+        """What the answer is called with: ``arguments(probe)``, or the probe's fields."""
+        if callable(self.arguments):
+            return self.arguments(probe)
+        return _fields(probe, self.arguments)
+
+    def call(self, answer, probe, record: bool = True):
+        """``(run, arguments, handed)``: the answer called on the probe's arguments
+        (``record``: with the check's own tape and every operation, to explain a None),
+        and what they held before the call: ``names`` (the tensors handed over, each with
+        the name the exercise gives it) and ``state`` (the variables to update in place),
+        so that an answer that rebinds a dict entry cannot change them."""
+        arguments = self.arguments_of(probe)
         handed = {
-            "names": (
-                self.sources(probe, arguments)
-                if self.sources is not None
-                else list(zip(arguments, self.names))
-            ),
+            "names": self._names(probe, arguments),
             "state": self.state(arguments) if self.state is not None else {},
         }
-        return self.run(answer, arguments), arguments, handed
+        return self.run(answer, arguments, record), arguments, handed
 
-    def run(self, answer, arguments):
+    def _names(self, probe, arguments) -> tuple:
+        if self.sources is not None:
+            return self.sources(probe, arguments)
+        if self.names:
+            return tuple(zip(arguments, self.names))
+        if callable(self.arguments):
+            return ()
+        return tuple((a, n) for a, n in zip(arguments, self.arguments) if hasattr(a, "dtype"))
+
+    def light_call(self, answer, probe):
+        """The call without recording, and again recorded where a tape returned None."""
+        found = self.call(answer, probe, record=False)
+        return self.call(answer, probe) if found[0].log.first_none() is not None else found
+
+    def run(self, answer, arguments, record: bool = True):
         """The answer called on ``arguments``; a NumPy array among them it changed is a
         verdict (once it has not raised)."""
         kept = [np.array(a) if isinstance(a, np.ndarray) else None for a in arguments]
-        run = run_answer(answer, *arguments, name=self.name)
+        run = run_answer(answer, *arguments, name=self.name, record=record)
         for index, (argument, before) in enumerate(zip(arguments, kept)):
             if run.raised is None and before is not None and not _same_array(argument, before):
                 raise Wrong(
@@ -208,41 +284,46 @@ class Function(Harness):
         return self.names[index] if index < len(self.names) else f"number {index + 1}"
 
     def observe(self, answer, probe, exercise) -> Observation:
-        run, arguments, handed = self.call(answer, probe)
+        run, arguments, handed = self.light_call(answer, probe)
         return self.observation(run, arguments, handed, answer, probe, exercise)
+
+    def _explain(self, run, handed, **flags):
+        kept = [v for variables in handed["state"].values() for v in variables]
+        return missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
 
     def observation(self, run, arguments, handed, answer, probe, exercise) -> Observation:
         """What the call ``run`` on ``arguments`` gave, once every demand is met."""
-        log, names = run.log, handed["names"]
+        log = run.log
         self.differentiated_by(log, arguments)
-        kept = [v for variables in handed["state"].values() for v in variables]
-        explain = dict(cause_names=self.cause_names, originals=kept)
-        explained = missing(run, names, **explain)
-        if explained is not None:
-            raise Wrong(explained[1], explained[0], point=_which_call(log))
+        explained = self._explain(run, handed) if run.provenance is not None else None
+        if explained is not None and (run.raised is not None or _holds_none(run.value)):
+            code, text = explained
+            if code in ("no_gradient", "source_not_used") and _all_zero(exercise, probe):
+                raise Wrong(STRUCTURAL_NONE.format(label=probe.label), "structural_none")
+            raise Wrong(text, code, point=_which_call(log))
         if run.raised is not None:
             raise _output_gradients_shape(log) or run.raised
         self.demand(log)
         self.shaped_like_the_product(run.value, probe, exercise)
         self.one_number(run.value, probe, exercise)
-        parts = self.parts(run.value, handed, probe, exercise)
-        hidden = missing(run, names, hidden=True, **explain) if log.used_zero_option else None
-        if hidden is None and probe.dtype == "float64" and run.provenance.narrowed_to_float32():
-            expected = exercise.expected(probe)
-            if all(_close_on_the_whole(parts[p], e, 1e-4) for p, e in expected.items()):
-                hidden = ("float32_not_float64", FLOAT32_INSIDE)
+        try:
+            parts = self.parts(run.value, handed, probe, exercise)
+        except Wrong as wrong:  # zeros in place of a None explain what was read wrong
+            if not log.used_zero_option:
+                raise
+            recorded, _, kept = (
+                self.call(answer, probe) if run.provenance is None else (run, 0, handed)
+            )
+            raise self._hidden_none(recorded, kept) or wrong from None
         pending = (
             self.kind_of_value(run.value)
             or self.dy_applied_by_the_tape(log, run.value)
             or self._without_tape(log, parts, probe, exercise)
+            or self._not_nested(log)
         )
-        return Observation(
-            parts,
-            log,
-            details={"run": run, "arguments": arguments, "answer": answer},
-            pending=pending,
-            behind_wrong=None if hidden is None else Wrong(hidden[1], hidden[0]),
-        )
+        details = {"run": run, "handed": handed, "missing": explained, "answer": answer}
+        details["recorded"] = lambda: self.call(answer, probe)
+        return Observation(parts, log, details=details, pending=pending)
 
     def parts(self, value, handed, probe, exercise) -> dict:
         """What came back (``read``), and the state handed over, read after the call (one
@@ -375,6 +456,67 @@ class Function(Harness):
             )
         return None
 
+    def _not_nested(self, log) -> Wrong | None:
+        if self.nested:
+            try:
+                require_nested(log)
+            except Wrong as wrong:
+                return wrong
+        return None
+
+    def recorded(self, case):
+        """``(run, handed, explained)`` of the case's probe, recorded (run again if the
+        first look was light)."""
+        details = case.observation.details
+        run, handed, explained = details["run"], details["handed"], details["missing"]
+        if run.provenance is None:
+            run, _, handed = details["recorded"]()
+            explained = self._explain(run, handed)
+        return run, handed, explained
+
+    def cause(self, case) -> Wrong | None:
+        """For a wrong result: zeros that the recorded run shows in place of a None."""
+        if not case.observation.log.used_zero_option:
+            return None
+        run, handed, _ = self.recorded(case)
+        return self._hidden_none(run, handed)
+
+    def evidence(self, case) -> Wrong | None:
+        """For a wrong result, from the recorded run: a None the answer went on without
+        (or a variable rebound), float32 arithmetic inside a float64 answer, then the
+        nesting the exercise demands."""
+        run, handed, explained = self.recorded(case)
+        if explained is not None:
+            code, text = explained
+            if code in ("no_gradient", "source_not_used") and not np.any(case.expected):
+                return Wrong(STRUCTURAL_NONE.format(label=case.probe.label), "structural_none")
+            if code == "variable_replaced":
+                return Wrong(text, code)
+            lead = ZEROS_FOR_NONE if not np.any(case.got) and np.any(case.expected) else WENT_ON
+            return Wrong(lead + text, code, point=_which_call(run.log))
+        return self._float32_inside(case, run) or self._not_nested(run.log)
+
+    def _hidden_none(self, run, handed) -> Wrong | None:
+        """Zeros that ``unconnected_gradients=ZERO`` put where the record shows a None."""
+        if run.log.used_zero_option:
+            found = self._explain(run, handed, hidden=True)
+            if found is not None and found[0] == "zeros_hide_none":
+                return Wrong(found[1], found[0])
+        return None
+
+    def _float32_inside(self, case, run) -> Wrong | None:
+        """A float64 result close to the answer, from a run that narrowed to float32, where
+        the numbers alone do not show float32's digits (the shared pattern names those)."""
+        from .judge import float32_digits
+
+        if case.probe.dtype != "float64" or float32_digits(case):
+            return None
+        if not _close_on_the_whole(case.got, case.expected, 1e-4):
+            return None
+        if not run.provenance.narrowed_to_float32():
+            return None
+        return Wrong(FLOAT32_INSIDE, "float32_not_float64")
+
     @property
     def generates(self) -> tuple:
         found = ("forgot_upstream",) if self.upstream is not None else ()
@@ -383,19 +525,55 @@ class Function(Harness):
     def generated(self, case) -> list:
         return forgot_upstream(case) if self.upstream is not None else []
 
-    def diagnose(self, case):
-        if self.upstream is None or case.observation is None or case.probe.upstream is None:
+    def diagnose(self, case) -> Wrong | None:
+        """With ``upstream``, the matrix the answer uses, one unit upstream at a time; from
+        the tapes' record: the outer tape differentiated the function again, or every step
+        was computed right and only combined wrong."""
+        if self.upstream is not None and case.probe.upstream is not None:
+            answer = case.observation.details["answer"]
+
+            def row(unit):
+                probe = case.probe.but(upstream=unit)
+                run = self.run(answer, self.arguments_of(probe))
+                if run.raised is not None:
+                    raise run.raised
+                return self.read(run.value, probe, case.exercise, self.name)[case.part]
+
+            found = linear_in_upstream(case, row)
+            if found is not None:
+                return found
+        log = case.observation.log
+        for call in log.calls:
+            inner = [c.time for c in log.calls if call.tape in c.recording_tapes]
+            inner = [time for time in inner if time < call.time]
+            made = getattr(call.target, "_id", None)
+            if inner and made is not None and made < min(inner):
+                return Wrong(OUTER_AGAIN, "wrong_target")
+        if self.steps is None:
             return None
-        answer = case.observation.details["answer"]
-
-        def row(unit):
-            probe = case.probe.but(upstream=unit)
-            run = self.run(answer, self.arguments(probe))
-            if run.raised is not None:
-                raise run.raised
-            return self.read(run.value, probe, case.exercise, self.name)[case.part]
-
-        return linear_in_upstream(case, row)
+        steps = self.steps(case.probe)
+        results = _results(log)
+        tol = case.tolerance
+        for values in steps.values():
+            if not any(
+                r.shape == np.shape(values)
+                and matches(r, values, max(tol.rtol, 1e-9) * 10, tol.atol)
+                for r in results
+            ):
+                return None
+        index = worst_point(case.got, case.expected, tol.rtol, tol.atol)
+        at = case.at
+        where = f"at x = {at[index]:.6g}" if at is not None else f"at index {list(index)}"
+        names = " and ".join(steps)
+        values = ", ".join(f"{k} = {np.asarray(v)[index]:.6g}" for k, v in steps.items())
+        should = case.exercise.describe.get(case.part, "the answer")
+        return Wrong(
+            f"Your tapes computed {names} correctly, but what your function returns from "
+            f"{'them' if len(steps) > 1 else 'it'} is not {should}. For example {where}: "
+            f"{values}, so the answer is {case.expected[index]:.6g}, but your function "
+            f"returned {case.got[index]:.6g}.",
+            "wrong_combination",
+        )
 
     def demand(self, log) -> None:
         if self.by_hand:
@@ -410,12 +588,12 @@ class Function(Harness):
                 "formula of the output and the target), and to let one tape do the rest.",
                 "used_tape",
             )
-        if self.nested:
-            require_nested(log)
         if self.forward_mode:
             require_forward_mode(log)
         if "jacobian" in self.forbid:
-            forbid_jacobian(log, "build it from tape.gradient calls, as the exercise says.")
+            forbid_jacobian(log, self._why("jacobian", "build it from tape.gradient calls."))
+        if "accumulator" in self.forbid and log.accumulators:
+            raise Wrong(FORWARD_OVER_REVERSE, "forward_over_reverse")
         if "gradcheck" in self.forbid and log.course_gradchecks:
             raise Wrong(
                 "Your function calls the course's own finite-difference helper "
@@ -424,55 +602,98 @@ class Function(Harness):
                 "used_course_helper",
             )
 
-    def statefulness(self, answer, seen, exercise) -> None:
-        if len(seen) < 2:
-            return
-        probe, first = seen[0]
-        run, _, handed = self.call(answer, probe)
+    def _why(self, name: str, default: str) -> str:
+        return self.forbid.get(name, default) if isinstance(self.forbid, Mapping) else default
+
+    def _again(self, answer, probe, exercise) -> dict:
+        run, _, handed = self.call(answer, probe, record=False)
         try:
             if run.raised is not None:
                 raise run.raised
-            again = self.parts(run.value, handed, probe, exercise)
+            return self.parts(run.value, handed, probe, exercise)
         except Wrong:
-            again = {}
-        if not same_parts(first.parts, again, 1e-6, 1e-12):
+            return {}
+
+    def statefulness(self, answer, seen, exercise) -> None:
+        """After the others, the first probe again must give the same parts, and new
+        values of its shape must give their own answer."""
+        from .judge import judge_probe
+        from .judge import repeats_an_earlier_call
+
+        if len(seen) < 2:
+            return
+        probe, first = seen[0]
+        if not same_parts(first.parts, self._again(answer, probe, exercise), 1e-6, 1e-12):
             raise keeps_state(
                 self.name,
                 "called again with the first probe's arguments after the others, it "
                 "returned other numbers",
             )
-        self.fresh_values(answer, seen, exercise)
-
-    def fresh_values(self, answer, seen, exercise) -> None:
-        """A fresh probe of the first one's shape and dtype, called last and judged like
-        any other: an answer that remembers its results per shape gives itself away."""
-        from .judge import judge_probe
-        from .judge import repeats_an_earlier_call
-
-        first = seen[0][0]
-        seed = 0 if first.x is None else zlib.crc32(np.asarray(first.x, np.float64).tobytes())
-        rng = np.random.default_rng([seed, 7])
-        for _ in range(32):  # draws until one has a probe of that shape (sizes are drawn too)
-            fresh = [
-                p for p in exercise.draw(rng) if (p.dtype, p.shape) == (first.dtype, first.shape)
-            ]
-            if fresh:
-                run, arguments, handed = self.call(answer, fresh[0])
-                if run.raised is None:  # its numbers first: a cache calls no tape
-                    try:
-                        parts = self.parts(run.value, handed, fresh[0], exercise)
-                    except Wrong:
-                        parts = {}
-                    repeats_an_earlier_call(exercise, seen, fresh[0], Observation(parts))
-                observation = self.observation(run, arguments, handed, answer, fresh[0], exercise)
-                judge_probe(exercise, fresh[0], observation, labelled=True)
-                return
+        other = self.vary(probe) if self.vary is not None else None
+        other = other if other is not None else _drawn_like(probe, exercise)
+        if other is None:
+            return
+        run, arguments, handed = self.light_call(answer, other)
+        if run.raised is None:  # its numbers first: a cache calls no tape
+            try:
+                parts = self.parts(run.value, handed, other, exercise)
+            except Wrong:
+                parts = {}
+            repeats_an_earlier_call(exercise, seen, other, Observation(parts))
+        observation = self.observation(run, arguments, handed, answer, other, exercise)
+        try:
+            judge_probe(exercise, other, observation, labelled=True)
+        except Wrong:
+            raise keeps_state(
+                self.name,
+                "called after the others with new values of the first probe's shape, it "
+                "returned numbers that are not their answer",
+            ) from None
 
     def verified(self, exercise, probes) -> list:
         found = [self.describe().rstrip(".")] if self.describe() != "any method." else []
         if self.state is not None:
             found.append("the variables handed over were updated in place")
-        return found + ["the first probe called again after the others gave the same result"]
+        return [
+            *found,
+            "called again after the others, it gave the same result, and new values their own",
+        ]
+
+
+def _drawn_like(probe, exercise):
+    """A fresh draw of a probe of ``probe``'s dtype and shape (sizes are drawn too)."""
+    seed = 0 if probe.x is None else zlib.crc32(np.asarray(probe.x, np.float64).tobytes())
+    rng = np.random.default_rng([seed, 7])
+    for _ in range(32):
+        for drawn in exercise.draw(rng):
+            if (drawn.dtype, drawn.shape) == (probe.dtype, probe.shape):
+                return drawn
+    return None
+
+
+def _holds_none(value) -> bool:
+    """None, or a dict, list or tuple with a None in it: an answer broken by a None."""
+    if isinstance(value, Mapping):
+        return any(v is None for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(v is None for v in value)
+    return value is None
+
+
+def _all_zero(exercise, probe) -> bool:
+    return not np.any(exercise.expected(probe)[exercise.harness.main])
+
+
+def _results(log) -> list:
+    """Every array a tape's gradient call returned, as float64."""
+    found = []
+    for call in log.calls:
+        for result in call.results or ():
+            try:
+                found.append(np.asarray(result, dtype=np.float64))
+            except Exception:  # noqa: BLE001 - an IndexedSlices or the like: skip it
+                continue
+    return found
 
 
 def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:

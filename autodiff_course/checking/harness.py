@@ -34,16 +34,13 @@ class Observation:
     it differentiated (when observed), and ``again(factor)``, the gradient parts
     recomputed with the upstream times ``factor`` (when the answer has an upstream). A
     ``pending`` verdict (the gradient could not be computed) stands only if the parts
-    read before it, such as the value, are right; a ``behind_wrong`` verdict (zeros that
-    ``unconnected_gradients=ZERO`` put in place of a None) explains any part that is
-    wrong, before the exercise's own mistakes are tried."""
+    read before it, such as the value, are right."""
 
     parts: dict
     log: object = None
     again: Callable | None = None
     details: dict = field(default_factory=dict)
     pending: Wrong | None = None  # a verdict that stands once the parts read so far are right
-    behind_wrong: Wrong | None = None  # the cause of any wrong part, named first
 
 
 class Harness:
@@ -59,6 +56,16 @@ class Harness:
     def fallback_code(self, part: str) -> str:
         return "other"
 
+    def cause(self, case):
+        """A Wrong from what the harness saw while the answer ran that explains any wrong
+        part (zeros put in place of a None), named before the exercise's own mistakes."""
+        return None
+
+    def evidence(self, case):
+        """A Wrong from what the harness saw while the answer ran, for a result found
+        wrong (judged right after the exercise's own mistakes), or None."""
+        return None
+
     def generated(self, case) -> list:
         return []
 
@@ -73,6 +80,18 @@ class Harness:
 
     def describe(self) -> str:
         return "any"
+
+
+def named_shape(value, probe, exercise) -> None:
+    """Raise the exercise's :class:`~.spec.Shape` mistake that ``value``'s shape shows."""
+    from .answers import shape_of
+    from .judge import fill
+    from .spec import Shape
+
+    got = shape_of(value)
+    for item in exercise.mistakes:
+        if isinstance(item, Shape) and got is not None and got == item.shape(probe):
+            raise Wrong(fill(item.hint, probe), item.code)
 
 
 def forgot_upstream(case, transform=None) -> list:

@@ -6,13 +6,14 @@ dtype, a method the exercise forbids, a ``None`` gradient and its cause). Each p
 compared with the reference under the probe's tolerance. Where one differs, the judge
 names the mistake, trying, part by part, in this order:
 
-0. a verdict the harness found behind any wrong part (zeros that
+0. what the harness saw that explains any wrong part (zeros that
    ``unconnected_gradients=ZERO`` put in place of a None);
 1. the exercise's own mistakes, in declared order (exactly; then with the sign
    flipped; then by majority of five or more points, for a formula that loses digits
    somewhere);
-2. the mistakes the harness generates for its kind of answer (a forgotten upstream,
-   a per-element gradient summed over the input);
+2. what the harness saw while the answer ran that explains a wrong result (a None
+   the answer went on without, a method the exercise demands); then the mistakes it generates for its kind of answer (a forgotten
+   upstream, a per-element gradient summed over the input);
 3. the exercise's stories: symptoms in regions, reported together;
 4. the shared patterns (:mod:`.patterns`): float32 digits in float64, a flipped sign,
    a constant factor, a sum for a mean, a transpose, ..., then answers right in part;
@@ -131,6 +132,13 @@ def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
     return FLOAT64 if probe.dtype == "float64" else FLOAT32
 
 
+def _one(tolerance: Tolerance) -> Tolerance:
+    """The tolerance with one ``atol``, the smallest of a per-point one."""
+    if np.ndim(tolerance.atol) == 0:
+        return tolerance
+    return Tolerance(tolerance.rtol, float(np.min(tolerance.atol)))
+
+
 @dataclass
 class Case:
     """One part of one probe that differs from the reference: what every stage reads."""
@@ -143,6 +151,9 @@ class Case:
     expected: np.ndarray
     tolerance: Tolerance
 
+    def __post_init__(self):
+        self.tolerance = _one(self.tolerance)  # a per-point atol accepts; naming uses one
+
     @property
     def noun(self) -> str:
         return self.exercise.harness.noun(self.part)
@@ -153,9 +164,8 @@ class Case:
         return where if where is not None and np.shape(where) == self.got.shape else None
 
     def point(self) -> str:
-        return describe_difference(
-            self.got, self.expected, self.at, self.tolerance.rtol, self.tolerance.atol
-        )
+        tolerance = tolerance_of(self.exercise, self.probe, self.part)  # per point
+        return describe_difference(self.got, self.expected, self.at, tolerance.rtol, tolerance.atol)
 
 
 def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) -> None:
@@ -168,14 +178,13 @@ def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) 
         got = np.asarray(observation.parts[part], dtype=np.float64)
         tolerance = tolerance_of(exercise, probe, part)
         if not matches(got, want, tolerance.rtol, tolerance.atol):
-            cases.append(Case(exercise, probe, observation, part, got, want, tolerance))
+            case = Case(exercise, probe, observation, part, got, want, tolerance)
+            cases.append(case)
     if not cases:
         if observation.pending is not None:
             raise observation.pending.about(probe.label if labelled else "")
         return
-    if observation.behind_wrong is not None:
-        raise observation.behind_wrong.about(probe.label if labelled else "")
-    for stage in (_declared, _generated, _stories, _shared, _diagnosed, _fallback):
+    for stage in (_caused, _declared, _generated, _stories, _shared, _diagnosed, _fallback):
         for case in cases:
             wrong = stage(case, cases)
             if wrong is not None:
@@ -290,13 +299,17 @@ def _symptom(case: Case, symptom: Symptom) -> Wrong | None:
     return Wrong(text, symptom.code)
 
 
+def _caused(case: Case, cases) -> Wrong | None:
+    return case.exercise.harness.cause(case)
+
+
 def _declared(case: Case, cases) -> Wrong | None:
     found = named_mistake(case, case.exercise.mistakes)
     if found is not None:
         return found
     main = case.exercise.harness.main
     for item in case.exercise.mistakes:
-        if isinstance(item, Mistake) or (item.part or main) != case.part:
+        if not isinstance(item, (Symptom, Pattern)) or (item.part or main) != case.part:
             continue
         if isinstance(item, Symptom):
             found = _symptom(case, item)
@@ -314,7 +327,9 @@ def _declared(case: Case, cases) -> Wrong | None:
 
 
 def _generated(case: Case, cases) -> Wrong | None:
-    return named_mistake(case, case.exercise.harness.generated(case), mostly=False)
+    harness = case.exercise.harness
+    found = harness.evidence(case)
+    return found or named_mistake(case, harness.generated(case), mostly=False)
 
 
 def _diagnosed(case: Case, cases) -> Wrong | None:
@@ -356,7 +371,7 @@ def _stories(case: Case, cases) -> Wrong | None:
 
 def _shared(case: Case, cases) -> Wrong | None:
     got, expected, tol = case.got, case.expected, case.tolerance
-    if case.probe.dtype == "float64" and _float32_inside(case):
+    if case.probe.dtype == "float64" and float32_digits(case):
         return float32_digits_wrong(case.noun)
     if got.size == 1:
         return _one_number(case)
@@ -371,7 +386,7 @@ def _shared(case: Case, cases) -> Wrong | None:
     )
 
 
-def _float32_inside(case: Case) -> bool:
+def float32_digits(case: Case) -> bool:
     """float64 values that carry only float32's digits: the values themselves, or, for a
     gradient that multiplies an upstream, the local derivative it multiplies by."""
     if only_float32_digits(case.got, case.expected):

@@ -48,6 +48,18 @@ def cancelling(dtype, terms: float) -> Tolerance:
     return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(terms)))
 
 
+def of_terms(scale):
+    """An exercise's ``tolerance`` for a result whose terms can cancel (lesson 04): the
+    dtype's own ``rtol``, and an ``atol`` of that rtol times ``scale(probe)``, the size of
+    the terms, so a value near 0 is judged against what it is made of."""
+
+    def tolerance(probe, part):
+        rtol = tolerance_for(probe.dtype).rtol
+        return Tolerance(rtol, rtol * float(scale(probe)))
+
+    return tolerance
+
+
 def close_points(
     got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
 ) -> np.ndarray:
@@ -186,9 +198,8 @@ def generic_mistake(
     if np.all(got == 0.0) and np.any(expected != 0.0):
         return (
             "zeros",
-            f"{_head(what)} {_is(what)} zero everywhere, but the answer is not. "
-            "If it comes from a tape, zeros often mean a path was cut (a constant, "
-            "a stop_gradient, unconnected_gradients=ZERO hiding a None).",
+            f"{_head(what)} {_is(what)} zero everywhere, but the answer is not: look for "
+            "a factor of your formula that is 0, or terms that cancel.",
         )
     if matches(got, expected, rtol=1e-3, atol=atol):
         with np.errstate(divide="ignore", invalid="ignore"):

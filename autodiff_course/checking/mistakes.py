@@ -75,6 +75,7 @@ SHARED: dict[str, str] = {
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
     "finite_differences": "finite differences where the exercise asks for autodiff",
     "no_tape": "no tf.GradientTape where the exercise asks for one",
+    "forward_over_reverse": "forward over reverse where reverse over reverse is asked for",
     # What the harnesses of custom gradients and rules know (lessons 03, 04 and 06).
     "forgot_grad_fn": "a @tf.custom_gradient function that returns only its output",
     "not_a_function": "a factory that returns something other than a function",
@@ -108,6 +109,13 @@ SHARED: dict[str, str] = {
     "computed_outside_tape": "the target, or part of it, was computed outside the "
     "tape's with block",
     "source_not_used": "the source never took part in computing the target",
+    "structural_none": "None where the derivative is structurally zero (zeros were asked for)",
+    "wrong_combination": "the right derivatives, combined into the wrong formula",
+    "first_not_second": "a first derivative where a second derivative belongs",
+    # Gradients that are nan where an operation's slope is infinite (lessons 03 and 04).
+    "nan_gradient_at_zero": "a gradient that is nan where an operation's slope is infinite",
+    "where_without_safe_branch": "one tf.where around an op whose gradient is nan at 0",
+    "eps_outside_sqrt": "the epsilon added after the square root, where it protects nothing",
     # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
     "forgot_upstream": "the backward rule ignores the upstream gradient",
     "grad_fn_raised": "the gradient function raised",

@@ -101,6 +101,7 @@ class MethodLog:
     accumulators: list = field(default_factory=list)
     compute_gradient_calls: int = 0
     course_gradchecks: int = 0  # calls of autodiff_course.gradcheck's finite differences
+    provenance: object = None  # the run's operations (.recording.Provenance), when recorded
 
     # -- what was used -------------------------------------------------------
     @property

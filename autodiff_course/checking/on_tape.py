@@ -9,6 +9,12 @@ that forgets ``upstream *`` shows. It reads the parts ``value`` and ``gradient``
 its ``grad_fn`` too, and (``produced``) that the grad_fn returned the very gradient the
 tape gave. With ``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
 
+The value may have another shape than the input (a norm per row): the reference's.
+Without ``custom_gradient``, the gradient comes from TensorFlow's rules for the
+operations the answer ran, which the check records: a gradient that is ``nan`` where it
+should be finite is explained by the operation whose slope is infinite there (a square
+root at 0, ``x**0.5``, a log), with or without a ``tf.where`` around it.
+
 Generated mistakes: a forgotten upstream, a per-element gradient reduced to one
 number; the re-run diagnostic asks whether the rule scales with the upstream.
 Statefulness: two calls recorded before either is differentiated (two instances, for a
@@ -30,11 +36,14 @@ from .harness import Harness
 from .harness import Observation
 from .harness import forgot_upstream
 from .harness import keeps_state
+from .harness import named_shape
 from .harness import reduced_gradient
-from .harness import same_parts
 from .harness import upstream_linearity
 from .harness import upstreams_seen
+from .judging import matches
 from .observing import observe
+from .recording import Provenance
+from .recording import record_operations
 from .verdicts import Wrong
 
 NO_RULE = (
@@ -115,13 +124,15 @@ class OnTape(Harness):
         layer, w = self._layer(answer, probe)
         x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
         tape = tf.GradientTape(persistent=True)
+        seen = Provenance(tape)
         with tape:
             tape.watch(x)
-            with observe() as log:
+            with observe() as log, record_operations(seen):
                 try:
                     value = call_answer(layer, x, name=self.name if not w else "Your layer")
                 except Wrong as wrong:
                     raise _decorator_error(wrong) from None
+        log.provenance = seen
         return tape, x, value, log, w
 
     def gradients(self, tape, x, value, w, upstream, dtype):
@@ -138,12 +149,16 @@ class OnTape(Harness):
         tape, x, value, log, w = self.record(answer, probe)
         shape, dtype = probe.shape, probe.dtype
         name = self.name if w is None else "The layer"
-        values = as_values(value, name=name, shape=shape, dtype=dtype)
+        named_shape(value, probe, exercise)
+        wanted = exercise.expected(probe)["value"].shape
+        values = as_values(value, name=name, shape=wanted, dtype=dtype)
         try:
             grads = self.gradients(tape, x, value, w, probe.upstream, dtype)
         except Wrong as wrong:  # judged once the value is known to be right
             return Observation({"value": values}, log, pending=wrong)
         self._require_rule(log, grads[0] is None)
+        if grads[0] is None:
+            raise _explain_none(log, "x", value, x)
         parts = {"value": values, **self._read(grads, log, shape, dtype)}
         if self.produced and not _rule_produced(log, parts["gradient"]):
             raise Wrong(
@@ -243,6 +258,11 @@ class OnTape(Harness):
 
     # -- what every answer of this kind can get wrong ------------------------------------------
 
+    def evidence(self, case):
+        if self.custom_gradient or case.part not in ("gradient", "grad_w"):
+            return None  # a custom rule's backward ran no operation the check recorded
+        return infinite_slope(case)
+
     def generated(self, case) -> list:
         if case.part not in ("gradient", "grad_w"):
             return []
@@ -272,7 +292,7 @@ class OnTape(Harness):
             except Wrong:
                 got = {}
             expected = {k: v for k, v in exercise.expected(p).items() if k != "value"}
-            if not same_parts(expected, got, 1e-4, 1e-12):
+            if not all(_close(exercise, p, k, got.get(k), want) for k, want in expected.items()):
                 how = (
                     "two layers made side by side, with different w, give each other's gradients"
                     if self.factory
@@ -293,6 +313,18 @@ class OnTape(Harness):
             else "two calls recorded before differentiating kept their own gradients"
         )
         return found
+
+
+def _close(exercise, probe, part, got, want) -> bool:
+    """As close as the exercise's tolerance allows, and never stricter than 1e-4."""
+    from .judge import tolerance_of
+
+    tol = tolerance_of(exercise, probe, part)
+    return (
+        got is not None
+        and np.shape(got) == np.shape(want)
+        and matches(got, want, max(tol.rtol, 1e-4), np.maximum(tol.atol, 1e-12))
+    )
 
 
 def _decorator_error(wrong: Wrong) -> Wrong:
@@ -351,7 +383,9 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
     return Wrong(wrong.hint, "grad_fn_raised")
 
 
-def _explain_none(log, what: str) -> Wrong:
+def _explain_none(log, what: str, value=None, x=None) -> Wrong:
+    from .provenance import hint
+
     for call in getattr(log, "custom_calls", ()):
         for _, returned in call.backward:
             if returned and returned[0] is None:
@@ -361,6 +395,10 @@ def _explain_none(log, what: str) -> Wrong:
                     f"{what}.",
                     "no_gradient",
                 )
+    seen = getattr(log, "provenance", None)
+    cut = seen.cut_by(value, x) if seen is not None and value is not None else None
+    if cut is not None:  # what cut the path: a NumPy detour, tf.stop_gradient, a rounding
+        return Wrong(hint(cut[0], what, op=cut[1] or ""), cut[0])
     return Wrong(none_hint("no_gradient", what), "no_gradient")
 
 
@@ -378,3 +416,79 @@ def _rule_produced(log, gradient) -> bool:
             ):
                 return True
     return False
+
+
+# -- a nan gradient from an operation whose slope is infinite ---------------------------
+
+WHERE = (
+    "A single tf.where does not protect {op}: the branch not taken still runs backwards, "
+    "with a zero upstream, and 0 times its infinite slope at 0 is nan. "
+)
+WHERE_FIXES = (
+    "Use tf.sqrt in that branch (its gradient is 0 where the upstream is 0, so one "
+    "tf.where around it is enough), or the double where: feed the op a harmless 1 where "
+    "the input is zero, then pick the value with a second tf.where."
+)
+RISKY = {
+    "Pow": "a fractional power (x**0.5 or tf.pow)",
+    "EuclideanNorm": "tf.math.reduce_euclidean_norm",
+    "Rsqrt": "tf.math.rsqrt (its value at 0 is inf, and whatever multiplies it sends 0 * inf "
+    "= nan backwards)",
+    "Log": "tf.math.log",
+    "Reciprocal": "a division by a value that is zero there",
+    "RealDiv": "a division by a value that is zero there",
+    "Sqrt": "tf.sqrt",
+}
+
+
+def _risky(op) -> str | None:
+    if op.name == "Pow":
+        try:
+            exponent = np.asarray(op.inputs[1].numpy() if len(op.inputs) > 1 else op.numbers[0])
+        except Exception:  # noqa: BLE001 - a variable or an exotic input: not a power to blame
+            return None
+        return "Pow" if np.any(exponent != np.round(exponent)) or np.any(exponent < 1) else None
+    return op.name if op.name in RISKY else None
+
+
+def infinite_slope(case) -> Wrong | None:
+    """A gradient that is nan (or inf) where the answer is finite, explained by the
+    operations the answer ran: an op whose slope is infinite there, inside a tf.where
+    or not, or an epsilon added after the square root instead of under it."""
+    bad = ~np.isfinite(case.got) & np.isfinite(case.expected)
+    seen = getattr(case.observation.log, "provenance", None)
+    ops = seen.operations if seen is not None else []
+    risky = list(dict.fromkeys(name for name in map(_risky, ops) if name))
+    if not bad.any() or not risky:
+        return None
+    where = f"at index {[int(i) for i in np.argwhere(bad)[0]]}"
+    lead = f"{case.noun[:1].upper()}{case.noun[1:]} is {case.got[bad][0]} {where}, where it "
+    lead += "should be finite. "
+    if any(op.name in ("Select", "SelectV2") for op in ops):
+        blamed = next((name for name in risky if name != "Sqrt"), None)
+        if blamed is None:
+            return Wrong(
+                lead + "You used tf.where, but two things must hold: the points where the "
+                "input is zero must take the branch without the square root, and that "
+                "branch, which still runs backwards there with a zero upstream, must be "
+                "tf.sqrt (its gradient is then 0) or be fed a harmless value such as 1.",
+                "where_without_safe_branch",
+            )
+        return Wrong(
+            lead + WHERE.format(op=RISKY[blamed]) + WHERE_FIXES, "where_without_safe_branch"
+        )
+    sqrts = [op.outputs[0] for op in ops if op.name == "Sqrt" and op.outputs]
+    if any(op.name == "AddV2" and any(t is s for t in op.inputs for s in sqrts) for op in ops):
+        return Wrong(
+            lead + "Your epsilon is added after the square root, where it changes the value "
+            "but not the slope, and the slope of the square root at 0 is still infinite. Put "
+            "it inside: tf.sqrt(... + 1e-12).",
+            "eps_outside_sqrt",
+        )
+    return Wrong(
+        lead + f"The slope of {RISKY[risky[0]]} is infinite at 0, and infinity times the "
+        "zero slope of what feeds it is nan (tf.norm does exactly this at a zero vector). "
+        "Keep its argument away from 0 with a tiny epsilon inside it, or pick the value "
+        "there with tf.where.",
+        "nan_gradient_at_zero",
+    )

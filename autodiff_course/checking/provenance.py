@@ -21,6 +21,7 @@ took a value connected to the source. No cause is ever guessed by elimination.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -97,22 +98,25 @@ def _watchable(values) -> list:
     ]
 
 
-def run_answer(answer, *args, name: str | None = None, name_cause=None) -> Run:
+def run_answer(answer, *args, name: str | None = None, name_cause=None, record: bool = True) -> Run:
     """Call the answer on the check's own tape, noting how it differentiates.
 
     An exception raised by the answer comes back as ``raised``, so that what
     happened before it can explain it. ``name_cause(code, text)`` lets a lesson
     prefix a hint with its own name for the cause ("Cause 3, watching after use").
+    With ``record=False`` only the learner's tapes are noted (no check tape, no
+    operations: ``provenance`` is None), a third of the cost, for a first look.
     """
     import tensorflow as tf
 
-    check_tape = tf.GradientTape(persistent=True)  # created outside observe(): ignored
-    provenance = Provenance(check_tape)
+    nothing = contextlib.nullcontext()
+    check_tape = tf.GradientTape(persistent=True) if record else nothing  # outside observe()
+    provenance = Provenance(check_tape) if record else None
     raised = value = None
     with check_tape:
-        for tensor in _watchable(args):
+        for tensor in _watchable(args) if record else ():
             check_tape.watch(tensor)
-        with observe() as log, record_operations(provenance):
+        with observe() as log, record_operations(provenance) if record else nothing:
             try:
                 value = call_answer(answer, *args, name=name)
             except Wrong as wrong:

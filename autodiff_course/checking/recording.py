@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from dataclasses import field
 
 from .observing import saved_attributes
 
@@ -39,6 +40,7 @@ class Operation:
     name: str
     inputs: list
     outputs: list
+    numbers: list = field(default_factory=list)  # Python numbers passed as inputs (2 in x**2)
 
 
 class Provenance:
@@ -217,7 +219,8 @@ def record_operations(provenance: Provenance):
     def note(name, inputs, result):
         outputs = tensors(result if isinstance(result, (list, tuple)) else [result])
         name = name.decode() if isinstance(name, bytes) else str(name)
-        provenance.operations.append(Operation(ops.uid(), name, tensors(inputs), outputs))
+        numbers = [v for v in inputs if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        provenance.operations.append(Operation(ops.uid(), name, tensors(inputs), outputs, numbers))
 
     fast_path = saved[(pywrap_tfe, "TFE_Py_FastPathExecute")]
     slow_path = saved[(execute, "execute")]

@@ -11,7 +11,8 @@ judge (:mod:`.judge`) interprets the same way for every exercise.
   (``{"value": ..., "gradient": ...}``), computed independently of the method the
   exercise asks for (closed forms in float64, finite differences of a reference).
 * :class:`Mistake` names a wrong answer by what it gives at the probe;
-  :class:`Symptom` by a property of the result (``nan`` above the overflow); a
+  :class:`Symptom` by a property of the result (``nan`` above the overflow);
+  :class:`Shape` by the shape of what came back (one number where a vector belongs); a
   :class:`Story` reports several symptoms together, only where the answer is right
   elsewhere.
 * the *harness* (:mod:`.harnesses`) knows the kind of answer: how to call it, what
@@ -215,6 +216,19 @@ class Pattern:
 
 
 @dataclass(frozen=True)
+class Shape:
+    """A wrong answer named by the shape of what came back, before its values are read:
+    ``shape(probe)`` is the shape that mistake gives (None where the probe cannot show
+    it), such as ``()`` for a sum over every axis."""
+
+    code: str
+    hint: str
+    shape: Callable[[Probe], tuple | None]
+    means: str = ""
+    part: str | None = None
+
+
+@dataclass(frozen=True)
 class Story:
     """Symptoms reported together (``Still 2 failure modes of the log1pexp story: ...``),
     each only for a part that is right in the ``quiet`` region, where none of them can
@@ -238,7 +252,9 @@ class Exercise:
 
     ``describe`` says, per part, what it should be (the last words of a hint that
     names no mistake); ``claim`` what the praise says was compared; ``tolerance``,
-    when given, ``(probe, part) -> Tolerance`` replaces the dtype's own.
+    when given, ``(probe, part) -> Tolerance`` replaces the dtype's own (its ``atol``
+    may be an array, one bound per point: a value that only needs to be small at some
+    points and exact at others).
     """
 
     number: str
