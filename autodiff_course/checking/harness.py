@@ -33,13 +33,16 @@ class Observation:
     it differentiated (when observed), and ``again(factor)``, the gradient parts
     recomputed with the upstream times ``factor`` (when the answer has an upstream). A
     ``pending`` verdict (the gradient could not be computed) stands only if the parts
-    read before it, such as the value, are right."""
+    read before it, such as the value, are right. A ``method`` verdict (the exercise asks
+    for another way to compute it) waits for the exercise's own mistakes: the numbers of
+    a declared mistake say more; it stands before any generic pattern."""
 
     parts: dict
     log: object = None
     again: Callable | None = None
     details: dict = field(default_factory=dict)
     pending: Wrong | None = None  # a verdict that stands once the parts read so far are right
+    method: Wrong | None = None  # a method verdict: it waits for the exercise's own mistakes
 
 
 class Harness:
@@ -54,6 +57,10 @@ class Harness:
 
     def fallback_code(self, part: str) -> str:
         return "other"
+
+    def explained(self, case):
+        """A verdict read from how the answer ran, for a result found wrong (stage 0)."""
+        return None
 
     def generated(self, case) -> list:
         return []

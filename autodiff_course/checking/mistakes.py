@@ -30,7 +30,8 @@ SHARED: dict[str, str] = {
     "wrong_structure": "a container of the wrong kind, length or keys",
     "complex_values": "complex numbers where real ones belong",
     "wrong_shape": "a result of the wrong shape",
-    "broadcast_shape": "a shape that broadcasting produced (an axis added or kept)",
+    "broadcast_shape": "an axis of size 1 added, kept or dropped (broadcasting, keepdims, a "
+    "squeeze)",
     "wrong_dtype": "a result of another dtype than the input's",
     "float32_not_float64": "float32 arithmetic where the input is float64",
     "unjudgeable": "the check itself failed (a bug in the check)",
@@ -44,10 +45,17 @@ SHARED: dict[str, str] = {
     "scale_factor": "the right answer times a constant factor",
     "sum_not_mean": "a sum where the exercise asks for a mean",
     "mean_not_sum": "a mean where the exercise asks for a sum",
-    "transposed": "the transpose of the right answer",
+    "transposed": "the transpose of the right answer (its axes in another order)",
+    "repeated_slice": "one row, block or column repeated where each should differ",
+    "returned_full_jacobian": "the full (batch, ..., batch, ...) Jacobian where per-example "
+    "blocks belong",
+    "single_example": "one example's slice where one per example belongs",
+    "returned_diagonal": "the diagonal of a matrix as a vector where the matrix belongs",
     "reversed_order": "the right values in reverse order",
     "constant_offset": "the right answer plus a constant",
     "hard_coded": "the same numbers whatever the input (hard-coded values)",
+    "hard_coded_size": "a size typed in (or kept from an earlier call) instead of read from "
+    "the arguments",
     "not_repeatable": "other numbers for the same input when called again (copied or random)",
     "zeros": "zeros where the answer is not zero",
     "nan_or_inf": "nan or inf where the answer is finite",
@@ -71,6 +79,8 @@ SHARED: dict[str, str] = {
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
     "finite_differences": "finite differences where the exercise asks for autodiff",
+    "re_recorded": "the function recorded anew for each differentiation where one record serves",
+    "called_on_slices": "a function that mixes its batch's examples called on part of the batch",
     # What the harnesses of custom gradients and rules know (lessons 03, 04 and 06).
     "forgot_grad_fn": "a @tf.custom_gradient function that returns only its output",
     "not_a_function": "a factory that returns something other than a function",
@@ -96,6 +106,11 @@ SHARED: dict[str, str] = {
     "computed_outside_tape": "the target, or part of it, was computed outside the "
     "tape's with block",
     "source_not_used": "the source never took part in computing the target",
+    "swapped_arguments": "the source and the target swapped in a gradient or Jacobian call",
+    "not_persistent": "a second gradient asked of a tape that is not persistent",
+    "upstream_shape": "an upstream (output_gradients) of another shape than its target",
+    "tangent_shape": "a tangent whose shape is not the primal's",
+    "computed_outside": "the output computed outside the ForwardAccumulator block",
     # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
     "forgot_upstream": "the backward rule ignores the upstream gradient",
     "grad_fn_raised": "the gradient function raised",
