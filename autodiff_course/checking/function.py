@@ -295,7 +295,9 @@ class Function(Harness):
     def verified(self, exercise, probes) -> list:
         found = [self.describe().rstrip(".")] if self.describe() != "any method." else []
         if self.other_values is not None:
-            return found + ["called again after the others, with other numbers, it kept up"]
+            return found + [
+                "one more call after the others, with other numbers, got its own answer"
+            ]
         return found + ["the first probe called again after the others gave the same result"]
 
 
