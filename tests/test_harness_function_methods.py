@@ -47,6 +47,7 @@ def toy(**flags):
         probes=batch_probes,
         reference=slopes,
         mistakes=(Mistake("sign_flipped", "The sign is flipped.", lambda p: -slopes(p)),),
+        tolerance=relative_to_largest(slopes),
     )
 
 
@@ -248,3 +249,44 @@ def test_a_tolerance_relative_to_the_largest_entry():
     tolerance = relative_to_largest(lambda p: np.array([[100.0, 0.0], [0.0, 1.0]]))
     assert tolerance(Probe("float32", None), "value").atol == pytest.approx(2e-4)
     assert tolerance(Probe("float64", None), "value").rtol == 1e-12
+
+
+def test_state_changed_by_an_earlier_call_names_a_later_failure():
+    def sized_once(f, x, _rows=[]):  # noqa: B006 - the state under test
+        if not _rows:
+            _rows.append(x.shape[0])
+        return gradient(f, x)[: _rows[0]]
+
+    result = toy().evaluate(sized_once)
+    assert result.mistake == "keeps_state" and "its default `_rows`" in result.message
+
+
+def test_state_set_once_is_named_even_while_the_numbers_are_right():
+    def padded_once(f, x, _eye={}):  # noqa: B006 - the state under test
+        if not _eye:
+            _eye["eye"] = tf.eye(16, dtype=tf.float64)
+        return gradient(f, x) * tf.cast(_eye["eye"][0, 0], x.dtype)
+
+    assert code(toy(), padded_once) == "keeps_state"
+
+
+def test_a_cache_filled_by_every_new_input_is_not_state_set_once():
+    def memo_per_input_kind(f, x, _ones={}):  # noqa: B006 - the state under test
+        ones = _ones.setdefault((x.dtype.name, tuple(x.shape)), tf.ones_like(x))
+        return gradient(f, x) * ones
+
+    assert code(toy(), memo_per_input_kind) == "correct"
+
+
+def test_own_state_covers_defaults_attributes_closures_and_globals():
+    from autodiff_course.checking.function import own_state
+
+    kept = {}
+
+    def answer(x, cache=[]):  # noqa: B006 - the state under test
+        return kept, np, cache
+
+    answer.note = 1
+    found = set(own_state(answer))
+    assert {"its default `cache`", "its attribute `note`"} <= found
+    assert {"the variable `kept` of its closure", "the global `np`"} <= found

@@ -79,6 +79,34 @@ def one_tensor(value, probe, exercise, name: str) -> dict:
     return {exercise.harness.main: as_values(value, name=name, dtype=probe.dtype)}
 
 
+def own_state(answer) -> dict:
+    """What a call of ``answer`` could change of its own: its default arguments, its
+    attributes, the variables of its closure and the module globals its code names, each
+    as (identity, size of a container)."""
+    code, found = getattr(answer, "__code__", None), {}
+    if code is None:
+        return found
+    defaults = getattr(answer, "__defaults__", None) or ()
+    names = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
+    space = getattr(answer, "__globals__", {})
+    cells = zip(code.co_freevars, getattr(answer, "__closure__", None) or ())
+    values = [(f"its default `{n}`", v) for n, v in zip(names, defaults)]
+    values += [(f"its attribute `{n}`", v) for n, v in vars(answer).items()]
+    values += [(f"the variable `{n}` of its closure", _contents(c)) for n, c in cells]
+    values += [(f"the global `{n}`", space.get(n)) for n in code.co_names if n in space]
+    for name, value in values:
+        size = len(value) if isinstance(value, (list, dict, set)) else None
+        found[name] = (id(value), size)
+    return found
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return None
+
+
 def negated(probe):
     """The probe with ``x`` negated: the same shapes, other numbers (for ``other_values``)."""
     return probe.but(x=-np.asarray(probe.x))
@@ -149,11 +177,29 @@ class Function(Harness):
     def call(self, answer, probe, *, provenance: bool = False):
         """``(run, arguments, calls)``: the answer called on the probe's arguments, and
         its calls of the functions among them; with ``provenance``, on the check's tape
-        with a record of every operation (:func:`~.provenance.run_answer`)."""
+        with a record of every operation (:func:`~.provenance.run_answer`). The run notes
+        which of the answer's own state the call changed (``run.changed``)."""
         arguments, calls = self.arguments(probe), []
         handed = tuple(_logged(a, calls) if callable(a) else a for a in arguments)
+        before = own_state(answer)
         run = (run_answer if provenance else run_observed)(answer, *handed, name=self.name)
+        after = own_state(answer)
+        run.changed = [name for name in after if after[name] != before.get(name)]
         return run, arguments, calls
+
+    def after_earlier_calls(self, wrong, seen):
+        """A verdict on a later call, when an earlier call changed the answer's own state."""
+        changed = list(dict.fromkeys(n for _, o in seen for n in o.details["run"].changed))
+        if not changed or wrong.mistake == "keeps_state":
+            return None
+        return Wrong(
+            f"{self.name} changed {', '.join(changed)} during an earlier call, and with this "
+            "probe's arguments it goes wrong: it keeps state between calls (a cache, a size "
+            "or a tensor kept from the first call). Compute everything from the call's own "
+            "arguments.",
+            "keeps_state",
+            probe=wrong.probe,
+        )
 
     def observe(self, answer, probe, exercise) -> Observation:
         run, arguments, calls = self.call(answer, probe)
@@ -255,6 +301,15 @@ class Function(Harness):
         )
 
     def statefulness(self, answer, seen, exercise) -> None:
+        first, *later = [o.details["run"].changed for _, o in seen] or [[]]
+        if first and not any(later):
+            raise Wrong(
+                f"{self.name} gives the right numbers here, but its first call changed "
+                f"{', '.join(first)} and later calls did not: a value set once and kept (a "
+                "cache, a size of the first input) goes wrong as soon as later arguments "
+                "differ enough. Compute everything from the call's own arguments.",
+                "keeps_state",
+            )
         if self.other_values is not None and seen:
             self._other_values(answer, seen[0], exercise)
             return

@@ -71,6 +71,10 @@ class Harness:
     def statefulness(self, answer, seen, exercise) -> None:
         return None
 
+    def after_earlier_calls(self, wrong, seen):
+        """A better verdict than ``wrong`` from what the calls before it did, or None."""
+        return None
+
     def verified(self, exercise, probes) -> list:
         return []
 

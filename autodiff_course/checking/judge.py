@@ -27,7 +27,9 @@ otherwise (the full Jacobian of a per-example answer, one example's slice, a mat
 diagonal), its axes in another order, one size that differs (typed in, or kept from an
 earlier call), else the shape in words (an axis of size 1 dropped or added).
 
-When every probe passes, the harness's statefulness probes run (calls interleaved,
+A verdict on a later probe may be replaced by the harness's, from what the earlier
+calls did (state they changed). When every probe passes, the harness's statefulness
+probes run (calls interleaved,
 instances side by side, the same call repeated), and the praise lists what was
 verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
 example point; the judge adds which probe it was, so no hint is ever edited.
@@ -77,11 +79,14 @@ def _run(exercise, answer) -> str:
     probes = exercise.draw(rng)
     harness = exercise.harness
     seen = []
-    for probe in probes:
-        observation = harness.observe(answer, probe, exercise)
-        judge_probe(exercise, probe, observation, labelled=len(probes) > 1)
-        seen.append((probe, observation))
-    harness.statefulness(answer, seen, exercise)
+    try:
+        for probe in probes:
+            observation = harness.observe(answer, probe, exercise)
+            judge_probe(exercise, probe, observation, labelled=len(probes) > 1)
+            seen.append((probe, observation))
+        harness.statefulness(answer, seen, exercise)
+    except Wrong as wrong:
+        raise harness.after_earlier_calls(wrong, seen) or wrong from None
     return praise(exercise, probes)
 
 

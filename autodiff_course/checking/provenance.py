@@ -85,6 +85,7 @@ class Run:
     log: MethodLog
     provenance: Provenance
     name_cause: object = field(default=lambda code, text: text)
+    changed: list = field(default_factory=list)  # the answer's own state the call changed
 
 
 def _watchable(values) -> list:
