@@ -29,9 +29,8 @@ earlier call), else the shape in words (an axis of size 1 dropped or added).
 
 A verdict on a later probe may be replaced by the harness's, from what the earlier
 calls did (state they changed). When every probe passes, the harness's statefulness
-probes run (calls interleaved,
-instances side by side, the same call repeated), and the praise lists what was
-verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
+probes run (calls interleaved, instances side by side, the same call repeated), and the
+praise lists what was verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a hint and the
 example point; the judge adds which probe it was, so no hint is ever edited.
 """
 
