@@ -1,6 +1,5 @@
-"""Checks for lesson 05, *Jacobians*: one spec per exercise, 5.1 to 5.6 in this order
-(a code's meaning is declared where it first appears); :mod:`.functions` holds the layers
-the checks hand to the answers."""
+"""Checks for lesson 05, *Jacobians*: a spec per exercise, imported in order (a code's meaning
+is declared where it first appears); :mod:`.functions`: the layers handed to the answers."""
 
 # isort: off
 from .elementwise import swish_jacobian as swish_jacobian

@@ -25,11 +25,15 @@ def tanh_jacobian(a, c, v):
 
 
 def function(p):
-    """``(f, x)`` for an unbatched probe of :func:`dense`."""
+    """``(f, x)`` for an unbatched probe of :func:`dense` (reshapes only where needed)."""
     import tensorflow as tf
 
     a, c = tensor(p.A, p.dtype), tensor(p.c, p.dtype)
-    f = lambda x: tf.reshape(tf.tanh(tf.linalg.matvec(a, tf.reshape(x, [-1])) + c), p.y_shape)  # noqa: E731
+
+    def f(x):
+        y = tf.tanh(tf.linalg.matvec(a, x if x.shape.rank == 1 else tf.reshape(x, [-1])) + c)
+        return y if len(p.y_shape) == 1 else tf.reshape(y, p.y_shape)
+
     return f, tensor(p.x, p.dtype)
 
 
@@ -50,11 +54,12 @@ def batch_layer(p, centred: bool = False):
     """``(layer, x)`` for a batched probe of :func:`dense`, in TensorFlow."""
     import tensorflow as tf
 
-    a, c = tensor(p.A, p.dtype), tensor(p.c, p.dtype)
+    a_t, c = tensor(p.A.T, p.dtype), tensor(p.c, p.dtype)
 
     def layer(x):
-        flat = tf.reshape(x, [x.shape[0], -1])
+        flat = x if x.shape.rank == 2 else tf.reshape(x, [x.shape[0], -1])
         flat = flat - tf.reduce_mean(flat, axis=0, keepdims=True) if centred else flat
-        return tf.reshape(tf.tanh(flat @ tf.transpose(a) + c), [x.shape[0], *p.y_shape])
+        y = tf.tanh(flat @ a_t + c)
+        return y if len(p.y_shape) == 1 else tf.reshape(y, [x.shape[0], *p.y_shape])
 
     return layer, tensor(p.x, p.dtype)

@@ -14,19 +14,15 @@ from .functions import dense
 def sizes(rng):
     """f(x)[b] = sum_k softplus(x[b] A^T + c)[k], fresh: float32 with a batch of 3 to 5,
     float64 with a batch of one (a squeeze shows); two n from 2 to 4."""
-    n = rng.choice(np.arange(2, 5), size=2, replace=False)
-    batch = int(rng.integers(3, 6))
-    return [
-        ("float32", {"batch": batch, "n": int(n[0])}),
-        ("float64", {"batch": 1, "n": int(n[1])}),
-    ]
+    n, b = (int(k) for k in rng.choice(np.arange(2, 5), size=2, replace=False)), rng.integers(3, 6)
+    return [("float32", {"batch": int(b), "n": next(n)}), ("float64", {"batch": 1, "n": next(n)})]
 
 
 def _f(p):
     import tensorflow as tf
 
-    a, c = tensor(p.A, p.dtype), tensor(p.c, p.dtype)
-    f = lambda x: tf.reduce_sum(tf.nn.softplus(x @ tf.transpose(a) + c), axis=1)  # noqa: E731
+    a_t, c = tensor(p.A.T, p.dtype), tensor(p.c, p.dtype)
+    f = lambda x: tf.reduce_sum(tf.nn.softplus(x @ a_t + c), axis=1)  # noqa: E731
     return f, tensor(p.x, p.dtype)
 
 
