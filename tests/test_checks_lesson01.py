@@ -455,7 +455,7 @@ def log1pexp_in_float32(x):
                 "no_output_gradients",
             ),
             (loss_gradient_with(recorded=lambda o, t: (o - t) ** 2 / count(o)), "dy_applied_twice"),
-            (loss_gradient_with(recorded=mean_squared_error), "output_gradients_shape"),
+            (loss_gradient_with(recorded=mean_squared_error), "upstream_shape"),
             (loss_gradient_with(watch=None), "unwatched_constant"),
             (loss_gradient_with(watch="target", source="target"), "wrong_source"),
             (loss_gradient_with(returns_dy=True), "returned_dy"),

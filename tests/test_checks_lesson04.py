@@ -190,7 +190,8 @@ def newton_target_after_block(f, x):
                 ["float32's digits"],
                 "float32_not_float64",
             ),
-            (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "wrong_shape"),
+            # seven numbers typed in, where the probe has three: a size typed in
+            (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "hard_coded_size"),
             # a loop that converged returned the minimum, zeros: no path was cut
             (newton_until_converged, ["repeated the step"], "newton_iterated"),
             (newton_outer_repeats_f, ["outer tape differentiated a result"], "wrong_target"),

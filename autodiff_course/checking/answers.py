@@ -349,10 +349,7 @@ def as_values(
                 advice="Keep the input's dtype.",
             )
     if shape is not None and tuple(array.shape) != tuple(shape):
-        raise Wrong(
-            shape_hint(name, tuple(array.shape), tuple(shape)),
-            _shape_code(tuple(array.shape), tuple(shape)),
-        )
+        raise shape_wrong(name, tuple(array.shape), tuple(shape))
     if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.number):
         raise Wrong(f"{name} returned values of type {array.dtype}, not numbers.", "wrong_type")
     return array.astype(np.float64)
@@ -392,14 +389,19 @@ def _shape_code(got: tuple, expected: tuple) -> str:
     return "wrong_shape"
 
 
+def shape_wrong(name: str, got: tuple, expected: tuple) -> Wrong:
+    """The verdict on a result of shape ``got`` where ``expected`` belongs, in words."""
+    return Wrong(shape_hint(name, tuple(got), tuple(expected)), _shape_code(got, expected))
+
+
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     """A shape mismatch in words, naming the common broadcasting slips."""
     text = f"{name} returned shape {got}, but the answer has shape {expected}."
     if _squeezed(got) == _squeezed(expected) and len(got) < len(expected):
         return (
-            text + " The numbers may be right, but an axis of size 1 was dropped "
-            "(tf.squeeze, x[0], a reshape to -1): keep the input's axes, even those of "
-            "size 1."
+            text + " The numbers may be right, but an axis of size 1 was dropped: tf.squeeze "
+            "(it drops every axis of size 1, a batch of one included), an index such as [0], "
+            "or reshape(-1). Keep every axis, even one of size 1: leave out the squeeze."
         )
     if _squeezed(got) == _squeezed(expected):
         return (
@@ -454,6 +456,7 @@ __all__ = [
     "learner_code",
     "require_callable",
     "shape_hint",
+    "shape_wrong",
     "time_limit",
     "where_in_learner_code",
 ]

@@ -18,8 +18,15 @@ demands:
   multiplied in afterwards);
 * ``nested``: an inner tape's gradient computed while an outer tape records;
 * ``forward_mode``: ``tf.autodiff.ForwardAccumulator`` and no reverse mode;
-* ``forbid``: ``"jacobian"`` (no ``tape.jacobian``/``batch_jacobian``) or
-  ``"gradcheck"`` (not the course's own finite differences);
+* ``forbid``: ``"jacobian"`` (no ``tape.jacobian``/``batch_jacobian``),
+  ``"gradcheck"`` (not the course's own finite differences),
+  ``"finite_differences"`` (a wrong result near the answer from code that used no
+  automatic differentiation is named an estimate, before anything else) or
+  ``"accumulator"`` (no ``ForwardAccumulator``);
+* ``record_once``: each function the check hands over (``f``, ``layer``) is recorded at
+  most once by the answer's tapes; the text says what to do instead;
+* ``whole_batch``: those functions mix the examples of their batch, so a wrong result
+  from calling one on part of the batch is named (the text says why);
 * ``tape``: a ``tf.GradientTape`` computed it (the right numbers without one are
   *not yet*, and close ones are named finite differences);
 * ``wrt``: the names (in ``names``, the answer's parameters, which also name a missing
@@ -43,8 +50,12 @@ time, to name what its numbers alone cannot (:func:`~.harness.linear_in_upstream
 objects handed over, so a dict entry rebound to a new variable shows), and a gradient
 lost by rebinding one is named ``variable_replaced``.
 
-``forbid`` may map each name to the reason the hint ends with; ``"accumulator"``
-forbids ``ForwardAccumulator`` where reverse over reverse is asked for. ``nested`` is
+``forbid`` may map each name to the reason the hint ends with. A method verdict waits
+for the exercise's own mistakes (the judge's order); every call of a function the check
+hands over is noted (:class:`FunctionCall`). A result of another shape is judged by
+:func:`~.judge.wrong_shape`. An error raised by a tape or accumulator given a wrong
+upstream or tangent, or a second gradient of a tape that is not persistent, is named.
+``nested`` is
 judged after the exercise's own mistakes when the result is wrong (an answer that nests
 no tapes has usually computed something simpler, which those mistakes name exactly).
 
@@ -61,15 +72,18 @@ or ``steps`` (``probe -> {name: values}``, what the tapes compute on the way) al
 computed right and combined into the wrong result.
 
 The answer runs once without the check's own recording (a third of the cost), and again
-with it only where a None or a wrong result needs explaining. Statefulness: after all
-the others, the first probe again must give the same parts, and new values of its shape
-(a fresh draw of that shape and dtype, or ``vary(probe)``, such as :func:`negated`)
-must give their own answer.
+with it only where a None or a wrong result needs explaining. Statefulness: a first call
+that changed the answer's own state (its defaults, attributes, closure, globals) while
+later calls did not is named; after all the others, the first probe again must give the
+same parts, and new values of its shape (a fresh draw of that shape and dtype, or
+``vary(probe)``, such as :func:`negated`) must give their own answer.
 """
 
 from __future__ import annotations
 
+import functools
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import astuple
@@ -92,10 +106,15 @@ from .harness import keeps_state
 from .harness import linear_in_upstream
 from .harness import named_shape
 from .harness import same_parts
+from .judge import wrong_shape
 from .judging import matches
 from .judging import worst_point
+from .observing import recording
+from .patterns import only_float32_digits
 from .provenance import missing
+from .provenance import needs_provenance
 from .provenance import run_answer
+from .provenance import unconnected_zeros
 from .verdicts import Wrong
 
 FORBIDDEN = {
@@ -137,14 +156,13 @@ def _fields(probe, names) -> tuple:
 
 
 def one_tensor(value, probe, exercise, name: str) -> dict:
-    """What came back as one tensor of the reference's shape and the probe's dtype (a
-    shape the exercise names as a mistake, :class:`~.spec.Shape`, first; for a ``numpy``
-    harness, an array of that shape)."""
+    """What came back as one tensor of the probe's dtype (a shape the exercise names as a
+    mistake, :class:`~.spec.Shape`, first; any other shape is judged after; for a
+    ``numpy`` harness, an array)."""
     named_shape(value, probe, exercise)
-    shape = exercise.expected(probe)[exercise.harness.main].shape
     numpy = getattr(exercise.harness, "numpy", False)
     dtype = None if numpy else probe.dtype
-    found = as_values(value, name=name, shape=shape, dtype=dtype, require_tensor=not numpy)
+    found = as_values(value, name=name, dtype=dtype, require_tensor=not numpy)
     return {exercise.harness.main: found}
 
 
@@ -184,6 +202,56 @@ def negated(probe):
     return probe.but(x=-np.roll(probe.x, 1)) if probe.x is not None else None
 
 
+def own_state(answer) -> dict:
+    """What a call of ``answer`` could change of its own: its default arguments, its
+    attributes, the variables of its closure and the module globals its code names, each
+    as (identity, size of a container)."""
+    code, found = getattr(answer, "__code__", None), {}
+    if code is None:
+        return found
+    defaults = getattr(answer, "__defaults__", None) or ()
+    names = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
+    space = getattr(answer, "__globals__", {})
+    cells = zip(code.co_freevars, getattr(answer, "__closure__", None) or ())
+    values = [(f"its default `{n}`", v) for n, v in zip(names, defaults)]
+    values += [(f"its attribute `{n}`", v) for n, v in vars(answer).items()]
+    values += [(f"the variable `{n}` of its closure", _contents(c)) for n, c in cells]
+    values += [(f"the global `{n}`", space.get(n)) for n in code.co_names if n in space]
+    for name, value in values:
+        size = len(value) if isinstance(value, (list, dict, set)) else None
+        found[name] = (id(value), size)
+    return found
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return None
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """One call the answer made of a function the check handed it: the shapes of its
+    tensor arguments, and whether one of the answer's tapes was recording."""
+
+    name: str
+    shapes: tuple
+    recording: bool
+
+
+def _logged(function, calls: list):
+    name = getattr(function, "__name__", "f")
+
+    @functools.wraps(function)
+    def logged(*args, **kwargs):
+        shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "shape"))
+        calls.append(FunctionCall(name, shapes, recording()))
+        return function(*args, **kwargs)
+
+    return logged
+
+
 @dataclass(frozen=True)
 class Function(Harness):
     name: str = "Your function"
@@ -195,6 +263,8 @@ class Function(Harness):
     forward_mode: bool = False
     forbid: tuple | Mapping = ()
     tape: bool = False
+    record_once: str = ""
+    whole_batch: str = ""
     cause_names: Mapping = field(default_factory=dict)
     sources: Callable | None = None
     state: Callable | None = None
@@ -226,9 +296,16 @@ class Function(Harness):
         if self.numpy:
             found.append("a NumPy array back, the arrays passed in left unchanged")
         named = {"gradcheck": "none of the course's own gradcheck helpers"}
-        found += [named.get(item, f"no {FORBIDDEN.get(item, item)}") for item in self.forbid]
+        found += [
+            named.get(item, f"no {FORBIDDEN.get(item, item.replace('_', ' '))}")
+            for item in self.forbid
+        ]
         if self.tape:
             found.append("a tf.GradientTape computed it")
+        if self.record_once:
+            found.append("each function it is given recorded once")
+        if self.whole_batch:
+            found.append("the functions it is given called on the whole batch")
         return "; ".join(found) + "." if found else "any method."
 
     def arguments_of(self, probe) -> tuple:
@@ -241,14 +318,22 @@ class Function(Harness):
         """``(run, arguments, handed)``: the answer called on the probe's arguments
         (``record``: with the check's own tape and every operation, to explain a None),
         and what they held before the call: ``names`` (the tensors handed over, each with
-        the name the exercise gives it) and ``state`` (the variables to update in place),
-        so that an answer that rebinds a dict entry cannot change them."""
+        the name the exercise gives it), ``state`` (the variables to update in place, so
+        that an answer that rebinds a dict entry cannot change them) and ``calls`` (its
+        calls of the functions among them). The run notes which of the answer's own state
+        the call changed (``run.changed``)."""
         arguments = self.arguments_of(probe)
         handed = {
             "names": self._names(probe, arguments),
             "state": self.state(arguments) if self.state is not None else {},
+            "calls": [],
         }
-        return self.run(answer, arguments, record), arguments, handed
+        given = tuple(_logged(a, handed["calls"]) if callable(a) else a for a in arguments)
+        before = own_state(answer)
+        run = self.run(answer, arguments, record, given=given)
+        after = own_state(answer)
+        run.changed = [name for name in after if after[name] != before.get(name)]
+        return run, arguments, handed
 
     def _names(self, probe, arguments) -> tuple:
         if self.sources is not None:
@@ -260,15 +345,16 @@ class Function(Harness):
         return tuple((a, n) for a, n in zip(arguments, self.arguments) if hasattr(a, "dtype"))
 
     def light_call(self, answer, probe):
-        """The call without recording, and again recorded where a tape returned None."""
+        """The call without recording, and again recorded where something is missing."""
         found = self.call(answer, probe, record=False)
-        return self.call(answer, probe) if found[0].log.first_none() is not None else found
+        return self.call(answer, probe) if needs_provenance(found[0].log) else found
 
-    def run(self, answer, arguments, record: bool = True):
-        """The answer called on ``arguments``; a NumPy array among them it changed is a
-        verdict (once it has not raised)."""
+    def run(self, answer, arguments, record: bool = True, given=None):
+        """The answer called on ``arguments`` (or ``given``, the same with its functions
+        logged); a NumPy array among them it changed is a verdict (once it has not
+        raised)."""
         kept = [np.array(a) if isinstance(a, np.ndarray) else None for a in arguments]
-        run = run_answer(answer, *arguments, name=self.name, record=record)
+        run = run_answer(answer, *(given or arguments), name=self.name, record=record)
         for index, (argument, before) in enumerate(zip(arguments, kept)):
             if run.raised is None and before is not None and not _same_array(argument, before):
                 raise Wrong(
@@ -283,16 +369,39 @@ class Function(Harness):
     def _called(self, index: int) -> str:
         return self.names[index] if index < len(self.names) else f"number {index + 1}"
 
+    def after_earlier_calls(self, wrong, seen):
+        """A verdict on a later call, when an earlier call changed the answer's own state."""
+        changed = list(dict.fromkeys(n for _, o in seen for n in o.details["run"].changed))
+        if not changed or wrong.mistake == "keeps_state":
+            return None
+        return Wrong(
+            f"{self.name} changed {', '.join(changed)} during an earlier call, and with this "
+            "probe's arguments it goes wrong: it keeps state between calls (a cache, a size "
+            "or a tensor kept from the first call). Compute everything from the call's own "
+            "arguments.",
+            "keeps_state",
+            probe=wrong.probe,
+        )
+
     def observe(self, answer, probe, exercise) -> Observation:
         run, arguments, handed = self.light_call(answer, probe)
         return self.observation(run, arguments, handed, answer, probe, exercise)
 
     def _explain(self, run, handed, **flags):
         kept = [v for variables in handed["state"].values() for v in variables]
-        return missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
+        found = missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
+        if found is None:
+            return None
+        return self._led(*found)
+
+    def _led(self, code, text):
+        """``(code, text)`` with the lesson's name for the cause first (``cause_names``)."""
+        lead = self.cause_names.get(code)
+        return code, f"{lead}. {text}" if lead and not text.startswith(lead) else text
 
     def observation(self, run, arguments, handed, answer, probe, exercise) -> Observation:
-        """What the call ``run`` on ``arguments`` gave, once every demand is met."""
+        """What the call ``run`` on ``arguments`` gave, once every demand but the method
+        is met (a method verdict waits for the exercise's own mistakes)."""
         log = run.log
         self.differentiated_by(log, arguments)
         explained = self._explain(run, handed) if run.provenance is not None else None
@@ -301,9 +410,18 @@ class Function(Harness):
             if code in ("no_gradient", "source_not_used") and _all_zero(exercise, probe):
                 raise Wrong(STRUCTURAL_NONE.format(label=probe.label), "structural_none")
             raise Wrong(text, code, point=_which_call(log))
-        if run.raised is not None:
-            raise _output_gradients_shape(log) or run.raised
-        self.demand(log)
+        zeros = unconnected_zeros(run, handed["names"]) if run.provenance is not None else None
+        if zeros is not None:
+            raise Wrong(*reversed(self._led(*zeros)))
+        if run.raised is not None or run.value is None:
+            found = _output_gradients_shape(log) or why_it_raised(log)
+            if found is not None or run.raised is not None:
+                raise found or run.raised
+        try:
+            self.demand(log, handed["calls"])
+            method = None
+        except Wrong as wrong:
+            method = wrong  # waits for the exercise's own mistakes (see the judge)
         self.shaped_like_the_product(run.value, probe, exercise)
         self.one_number(run.value, probe, exercise)
         try:
@@ -315,6 +433,9 @@ class Function(Harness):
                 self.call(answer, probe) if run.provenance is None else (run, 0, handed)
             )
             raise self._hidden_none(recorded, kept) or wrong from None
+        for part, want in exercise.expected(probe).items():
+            if part in parts and np.shape(parts[part]) != want.shape:
+                raise wrong_shape(exercise, probe, parts[part], self.name, part=part, method=method)
         pending = (
             self.kind_of_value(run.value)
             or self.dy_applied_by_the_tape(log, run.value)
@@ -322,8 +443,9 @@ class Function(Harness):
             or self._not_nested(log)
         )
         details = {"run": run, "handed": handed, "missing": explained, "answer": answer}
+        details["arguments"], details["calls"] = arguments, handed["calls"]
         details["recorded"] = lambda: self.call(answer, probe)
-        return Observation(parts, log, details=details, pending=pending)
+        return Observation(parts, log, details=details, pending=pending, method=method)
 
     def parts(self, value, handed, probe, exercise) -> dict:
         """What came back (``read``), and the state handed over, read after the call (one
@@ -474,12 +596,46 @@ class Function(Harness):
             explained = self._explain(run, handed)
         return run, handed, explained
 
-    def cause(self, case) -> Wrong | None:
-        """For a wrong result: zeros that the recorded run shows in place of a None."""
-        if not case.observation.log.used_zero_option:
+    def explained(self, case):
+        """For a wrong result: zeros that the recorded run shows in place of a None (from
+        ``unconnected_gradients=ZERO``, or from a ``batch_jacobian`` without a path); a
+        function that mixes its batch called on part of it; an estimate made without
+        automatic differentiation where the exercise forbids finite differences."""
+        observation = case.observation
+        if observation is not None and needs_provenance(observation.log):
+            run, handed, _ = self.recorded(case)
+            found = self._hidden_none(run, handed)
+            if found is not None:
+                return found
+        details = observation.details if observation is not None else {}
+        tensors = [a for a in details.get("arguments", ()) if hasattr(a, "shape")]
+        batch = tuple(tensors[0].shape) if tensors else ()
+        for call in details.get("calls", ()) if self.whole_batch and batch else ():
+            if call.shapes and call.shapes[0][:1] and call.shapes[0][0] < batch[0]:
+                return Wrong(
+                    f"{self.name} called `{call.name}` on part of the batch (an input of "
+                    f"shape {call.shapes[0]}, where x has shape {batch}). {self.whole_batch}",
+                    "called_on_slices",
+                )
+        log = observation.log if observation is not None else None
+        if "finite_differences" not in self.forbid or log is None or log.used_any_autodiff:
             return None
-        run, handed, _ = self.recorded(case)
-        return self._hidden_none(run, handed)
+        got, expected = case.got, case.expected
+        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+        if not np.all(np.isfinite(got)) or scale == 0.0 or only_float32_digits(got, expected):
+            return None
+        largest = float(np.max(np.abs(got - expected)))
+        if largest > 1e-2 * scale:
+            return None
+        return Wrong(
+            f"Your numbers are near the answer (off by up to {100 * largest / scale:.2g}% of its "
+            "largest value) but not exact, and your function used no automatic "
+            "differentiation: that is a finite-difference estimate. Its error cannot fall "
+            "below the rounding error divided by the step, and the check allows a relative "
+            f"{case.tolerance.rtol:.0e}. Differentiate with a tape.",
+            "finite_differences",
+            point=case.point(),
+        )
 
     def evidence(self, case) -> Wrong | None:
         """For a wrong result, from the recorded run: a None the answer went on without
@@ -575,7 +731,27 @@ class Function(Harness):
             "wrong_combination",
         )
 
-    def demand(self, log) -> None:
+    def demand(self, log, calls=()) -> None:
+        if "jacobian" in self.forbid:
+            forbid_jacobian(log, self._why("jacobian", "build it from tape.gradient calls."))
+        if "accumulator" in self.forbid and log.accumulators:
+            raise Wrong(FORWARD_OVER_REVERSE, "forward_over_reverse")
+        if "gradcheck" in self.forbid and log.course_gradchecks:
+            raise Wrong(
+                "Your function calls the course's own finite-difference helper "
+                "(autodiff_course.gradcheck). The exercise asks you to write the central "
+                "difference yourself: move each coordinate by +h and -h and divide by 2h.",
+                "used_course_helper",
+            )
+        recorded = Counter(call.name for call in calls if call.recording)
+        if self.record_once and recorded and max(recorded.values()) > 1:
+            name, count = recorded.most_common(1)[0]
+            raise Wrong(
+                f"The numbers may be right, but your tapes recorded `{name}` {count} times, one "
+                f"forward pass each. One record serves every backward pass: "
+                f"{self.record_once}",
+                "re_recorded",
+            )
         if self.by_hand:
             require_by_hand(log)
         if self.output_gradients:
@@ -590,17 +766,6 @@ class Function(Harness):
             )
         if self.forward_mode:
             require_forward_mode(log)
-        if "jacobian" in self.forbid:
-            forbid_jacobian(log, self._why("jacobian", "build it from tape.gradient calls."))
-        if "accumulator" in self.forbid and log.accumulators:
-            raise Wrong(FORWARD_OVER_REVERSE, "forward_over_reverse")
-        if "gradcheck" in self.forbid and log.course_gradchecks:
-            raise Wrong(
-                "Your function calls the course's own finite-difference helper "
-                "(autodiff_course.gradcheck). The exercise asks you to write the central "
-                "difference yourself: move each coordinate by +h and -h and divide by 2h.",
-                "used_course_helper",
-            )
 
     def _why(self, name: str, default: str) -> str:
         return self.forbid.get(name, default) if isinstance(self.forbid, Mapping) else default
@@ -620,10 +785,21 @@ class Function(Harness):
         from .judge import judge_probe
         from .judge import repeats_an_earlier_call
 
-        if len(seen) < 2:
+        first_changed, *later = [o.details["run"].changed for _, o in seen] or [[]]
+        if first_changed and not any(later):
+            raise Wrong(
+                f"{self.name} gives the right numbers here, but its first call changed "
+                f"{', '.join(first_changed)} and later calls did not: a value set once and "
+                "kept (a cache, a size of the first input) goes wrong as soon as later "
+                "arguments differ enough. Compute everything from the call's own arguments.",
+                "keeps_state",
+            )
+        if not seen:
             return
         probe, first = seen[0]
-        if not same_parts(first.parts, self._again(answer, probe, exercise), 1e-6, 1e-12):
+        if len(seen) > 1 and not same_parts(
+            first.parts, self._again(answer, probe, exercise), 1e-6, 1e-12
+        ):
             raise keeps_state(
                 self.name,
                 "called again with the first probe's arguments after the others, it "
@@ -656,7 +832,8 @@ class Function(Harness):
             found.append("the variables handed over were updated in place")
         return [
             *found,
-            "called again after the others, it gave the same result, and new values their own",
+            "called again after the others, it gave the same result, and with other numbers "
+            "of the first probe's shape their own answer",
         ]
 
 
@@ -753,8 +930,88 @@ def _output_gradients_shape(log) -> Wrong | None:
         f"target has shape {tuple(target)}: output_gradients is d(loss)/d(target), one entry "
         "per element of the target. To pass dy = d(loss)/d(output), make the output the "
         "target: tape.gradient(output, x, output_gradients=dy).",
-        "output_gradients_shape",
+        "upstream_shape",
     )
+
+
+NOT_PERSISTENT = (
+    "Your tape was asked for a second gradient, and a tape is released after its first "
+    "gradient (or jacobian) call unless it is created with tf.GradientTape(persistent=True). "
+    "Make it persistent (then `del tape` when done)."
+)
+
+
+def _mismatch(what: str, noun: str, given, other: str, reference, fix: str):
+    """A Wrong when ``given`` (``noun``: an upstream or a tangent) has another dtype or
+    shape than ``reference`` (its target or primal), else None."""
+    import tensorflow as tf
+
+    if not isinstance(given, tf.Tensor) or not isinstance(reference, (tf.Tensor, tf.Variable)):
+        return None
+    if given.dtype != reference.dtype:
+        code = (
+            "float32_not_float64"
+            if (given.dtype.name, reference.dtype.name) == ("float32", "float64")
+            else "wrong_dtype"
+        )
+        return Wrong(
+            f"The {what} is {given.dtype.name}, but its {other} is {reference.dtype.name}: "
+            f"{noun} has its {other}'s dtype. tf.one_hot, tf.ones and tf.constant make float32 "
+            f"unless given dtype=...: {fix}",
+            code,
+        )
+    if tuple(given.shape) != tuple(reference.shape):
+        code = "upstream_shape" if "upstream" in noun else "tangent_shape"
+        return Wrong(
+            f"The {what} has shape {tuple(given.shape)}, but its {other} has shape "
+            f"{tuple(reference.shape)}: it needs one entry per entry of the {other}. Build it "
+            f"from the {other}'s shape, not from a number typed in (reshape a one-hot vector "
+            f"of tf.size entries to that shape).",
+            code,
+        )
+    return None
+
+
+def why_it_raised(log) -> Wrong | None:
+    """The learner's error (or None result) explained by the tape or accumulator call
+    behind it: a second gradient of a tape that is not persistent, an upstream or tangent
+    of another dtype or shape than its target or primal, a jvp of a value computed
+    outside the accumulator's block."""
+    for call in log.calls:
+        if call.error is None:
+            continue
+        if isinstance(call.error, RuntimeError) and not call.tape.persistent:
+            return Wrong(NOT_PERSISTENT, "not_persistent")
+        found = _mismatch(
+            "upstream you passed as output_gradients",
+            "an upstream",
+            call.upstream,
+            "target",
+            call.target,
+            "pass dtype=y.dtype.",
+        )
+        if found is not None:
+            return found
+    for accumulator in log.accumulators:
+        for primal, tangent in zip(accumulator.primals, accumulator.tangents):
+            found = _mismatch(
+                "tangent you gave ForwardAccumulator",
+                "a tangent",
+                tangent,
+                "primal",
+                primal,
+                "pass dtype=x.dtype.",
+            )
+            if found is not None:
+                return found
+        if any(result is None for result in accumulator.jvp_results):
+            return Wrong(
+                "acc.jvp(y) returned None: the accumulator saw no path from its primal to y. "
+                "Only what runs inside `with tf.autodiff.ForwardAccumulator(primals=x, "
+                "tangents=v) as acc:` is tracked: compute y = f(x) inside that block.",
+                "computed_outside",
+            )
+    return None
 
 
 def _dy_from_a_tape(log) -> bool:

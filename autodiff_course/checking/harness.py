@@ -34,13 +34,16 @@ class Observation:
     it differentiated (when observed), and ``again(factor)``, the gradient parts
     recomputed with the upstream times ``factor`` (when the answer has an upstream). A
     ``pending`` verdict (the gradient could not be computed) stands only if the parts
-    read before it, such as the value, are right."""
+    read before it, such as the value, are right. A ``method`` verdict (the exercise asks
+    for another way to compute it) waits for the exercise's own mistakes: the numbers of
+    a declared mistake say more; it stands before any generic pattern."""
 
     parts: dict
     log: object = None
     again: Callable | None = None
     details: dict = field(default_factory=dict)
     pending: Wrong | None = None  # a verdict that stands once the parts read so far are right
+    method: Wrong | None = None  # a method verdict: it waits for the exercise's own mistakes
 
 
 class Harness:
@@ -56,9 +59,10 @@ class Harness:
     def fallback_code(self, part: str) -> str:
         return "other"
 
-    def cause(self, case):
-        """A Wrong from what the harness saw while the answer ran that explains any wrong
-        part (zeros put in place of a None), named before the exercise's own mistakes."""
+    def explained(self, case):
+        """A verdict read from how the answer ran that explains any wrong part (zeros put
+        in place of a None, a function called on part of its batch), named before the
+        exercise's own mistakes (stage 0), or None."""
         return None
 
     def evidence(self, case):
@@ -73,6 +77,10 @@ class Harness:
         return None
 
     def statefulness(self, answer, seen, exercise) -> None:
+        return None
+
+    def after_earlier_calls(self, wrong, seen):
+        """A better verdict than ``wrong`` from what the calls before it did, or None."""
         return None
 
     def verified(self, exercise, probes) -> list:

@@ -6,28 +6,37 @@ dtype, a method the exercise forbids, a ``None`` gradient and its cause). Each p
 compared with the reference under the probe's tolerance. Where one differs, the judge
 names the mistake, trying, part by part, in this order:
 
-0. what the harness saw that explains any wrong part (zeros that
-   ``unconnected_gradients=ZERO`` put in place of a None);
+0. what the harness saw of how the answer ran, for a result found wrong (zeros that
+   ``unconnected_gradients=ZERO`` put in place of a None, a function that mixes
+   examples called on part of the batch, an estimate made without autodiff);
 1. the exercise's own mistakes, in declared order (exactly; then with the sign
    flipped; then by majority of five or more points, for a formula that loses digits
-   somewhere);
+   somewhere); then a method verdict the harness found (the right numbers by another
+   method than the exercise asks are named by the method, not the numbers);
 2. what the harness saw while the answer ran that explains a wrong result (a None
-   the answer went on without, a method the exercise demands); then the mistakes it generates for its kind of answer (a forgotten
-   upstream, a per-element gradient summed over the input);
+   the answer went on without), then the mistakes it generates for its kind of answer
+   (a forgotten upstream, a per-element gradient summed over the input);
 3. the exercise's stories: symptoms in regions, reported together;
 4. the shared patterns (:mod:`.patterns`): float32 digits in float64, a flipped sign,
-   a constant factor, a sum for a mean, a transpose, ..., then answers right in part;
+   a constant factor, a sum for a mean, a transpose, ..., one slice repeated or the axes
+   in another order (rank 2 or more), then answers right in part;
 5. the harness's re-run diagnostics (does the rule scale with the upstream?);
 6. the fallback: what the part should be, and a point where the values really differ.
 
-When every probe passes, the harness's statefulness probes run (calls interleaved,
-instances side by side, the same call repeated), and the praise lists what was
-verified. Before a probe is judged, numbers that repeat exactly what an earlier (right)
-probe gave, where the right ones differ, are state kept between calls; a probe that fails
-after earlier ones passed is called once more, and another verdict for the same call
-means the same. A verdict is a
-:class:`~.verdicts.Wrong` with a code, a hint and the example point; the judge adds which
-probe it was, so no hint is ever edited.
+A result of another shape than the reference is judged by :func:`wrong_shape` when it
+is read: a declared mistake of that shape, the method verdict, the reference arranged
+otherwise (the full Jacobian of a per-example answer, one example's slice, a matrix's
+diagonal), its axes in another order, one size that differs (typed in, or kept from an
+earlier call), else the shape in words (an axis of size 1 dropped or added).
+
+Before a probe is judged, numbers that repeat exactly what an earlier (right) probe gave,
+where the right ones differ, are state kept between calls; a probe that fails after
+earlier ones passed is called once more, and another verdict for the same call means the
+same; a verdict on a later probe may be replaced by the harness's, from what the earlier
+calls did (state they changed). When every probe passes, the harness's statefulness
+probes run (calls interleaved, instances side by side, the same call repeated), and the
+praise lists what was verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a
+hint and the example point; the judge adds which probe it was, so no hint is ever edited.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .answers import shape_wrong
 from .harness import keeps_state
 from .harness import same_parts
 from .judging import FLOAT32
@@ -47,10 +57,15 @@ from .judging import describe_difference
 from .judging import generic_mistake
 from .judging import matches
 from .patterns import close_on_the_whole
+from .patterns import constant_where_varying
 from .patterns import float32_digits_wrong
 from .patterns import floor_of
 from .patterns import only_float32_digits
+from .patterns import other_size
 from .patterns import partly_right
+from .patterns import permuted_axes
+from .patterns import repeated_slice
+from .patterns import reshaped_answer
 from .probes import fresh_rng
 from .spec import Mistake
 from .spec import Pattern
@@ -70,21 +85,24 @@ def _run(exercise, answer) -> str:
     probes = exercise.draw(rng)
     harness = exercise.harness
     seen = []
-    for probe in probes:
-        try:
-            seen.append((probe, _judged(exercise, answer, probe, seen, len(probes) > 1)))
-        except Wrong as wrong:
-            if (
-                seen
-                and wrong.mistake not in ("too_slow", "keeps_state")
-                and _other_when_repeated(exercise, answer, probe, wrong)
-            ):
-                raise keeps_state(
-                    getattr(harness, "name", "Your function"),
-                    "called again with the same arguments, it gave another verdict",
-                ).about(probe.label) from None
-            raise
-    harness.statefulness(answer, seen, exercise)
+    try:
+        for probe in probes:
+            try:
+                seen.append((probe, _judged(exercise, answer, probe, seen, len(probes) > 1)))
+            except Wrong as wrong:
+                if (
+                    seen
+                    and wrong.mistake not in ("too_slow", "keeps_state")
+                    and _other_when_repeated(exercise, answer, probe, wrong)
+                ):
+                    raise keeps_state(
+                        getattr(harness, "name", "Your function"),
+                        "called again with the same arguments, it gave another verdict",
+                    ).about(probe.label) from None
+                raise
+        harness.statefulness(answer, seen, exercise)
+    except Wrong as wrong:
+        raise harness.after_earlier_calls(wrong, seen) or wrong from None
     return praise(exercise, probes)
 
 
@@ -181,10 +199,12 @@ def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) 
             case = Case(exercise, probe, observation, part, got, want, tolerance)
             cases.append(case)
     if not cases:
-        if observation.pending is not None:
-            raise observation.pending.about(probe.label if labelled else "")
+        waiting = observation.method or observation.pending
+        if waiting is not None:
+            raise waiting.about(probe.label if labelled else "")
         return
-    for stage in (_caused, _declared, _generated, _stories, _shared, _diagnosed, _fallback):
+    stages = (_explained, _declared, _method, _generated, _stories, _shared, _diagnosed)
+    for stage in (*stages, _fallback):
         for case in cases:
             wrong = stage(case, cases)
             if wrong is not None:
@@ -222,12 +242,13 @@ def _candidates(mistake_list, case: Case):
         if gives is None:
             continue
         values = np.asarray(gives, dtype=np.float64)
-        if values.shape != case.got.shape and values.size == 1:
+        if values.shape != case.got.shape and values.size == 1 and values.ndim <= case.got.ndim:
             values = np.broadcast_to(values, case.got.shape)
         tol = case.tolerance
         # A mistake that gives the right value for this part cannot explain it.
-        if values.shape == case.got.shape and not matches(
-            values, case.expected, tol.rtol, tol.atol
+        same_shape = values.shape == case.expected.shape
+        if values.shape == case.got.shape and not (
+            same_shape and matches(values, case.expected, tol.rtol, tol.atol)
         ):
             yield mistake, values
 
@@ -267,6 +288,8 @@ def _mostly(case: Case, values) -> bool:
     the mistake and the answer differ (five or more), at least 80% match the mistake,
     30% more than match the answer, and the others are within 1% of the mistake, as
     every point is where the two agree (an answer wrong there is another mistake)."""
+    if np.shape(values) != np.shape(case.expected):
+        return False  # a mistake of another shape: its values are named exactly or not at all
     floor = max(case.tolerance.atol, floor_of(case.expected))
     telling = ~close_points(values, case.expected, 1e-3, floor)
     if telling.sum() < 5:
@@ -299,10 +322,6 @@ def _symptom(case: Case, symptom: Symptom) -> Wrong | None:
     return Wrong(text, symptom.code)
 
 
-def _caused(case: Case, cases) -> Wrong | None:
-    return case.exercise.harness.cause(case)
-
-
 def _declared(case: Case, cases) -> Wrong | None:
     found = named_mistake(case, case.exercise.mistakes)
     if found is not None:
@@ -323,7 +342,15 @@ def _declared(case: Case, cases) -> Wrong | None:
     return None
 
 
-# -- 2. and 5. the harness's own ----------------------------------------------------------
+# -- 0., 2. and 5. the harness's own ------------------------------------------------------
+
+
+def _explained(case: Case, cases) -> Wrong | None:
+    return case.exercise.harness.explained(case)
+
+
+def _method(case: Case, cases) -> Wrong | None:
+    return case.observation.method if case.observation is not None else None
 
 
 def _generated(case: Case, cases) -> Wrong | None:
@@ -381,8 +408,13 @@ def _shared(case: Case, cases) -> Wrong | None:
     )
     if generic is not None:
         return Wrong(generic[1], generic[0], point=case.point())
-    return partly_right(got, expected, tol.rtol, tol.atol, case.noun, at=case.at) or (
-        close_on_the_whole(got, expected, case.noun)
+    should = case.exercise.describe.get(case.part, "")
+    return (
+        constant_where_varying(got, expected, case.noun)
+        or repeated_slice(got, expected, case.noun)
+        or permuted_axes(got, expected, case.noun, should)
+        or partly_right(got, expected, tol.rtol, tol.atol, case.noun, at=case.at)
+        or close_on_the_whole(got, expected, case.noun)
     )
 
 
@@ -425,6 +457,39 @@ def _one_number(case: Case) -> Wrong | None:
         "right, a constant factor is not.",
         "scale_factor",
         point=case.point(),
+    )
+
+
+# -- a result of another shape ----------------------------------------------------------
+
+
+def wrong_shape(exercise, probe: Probe, got, name: str, *, part=None, method=None) -> Wrong:
+    """The verdict on ``got`` (float64), read at ``probe`` with another shape than the
+    reference's ``part`` (the main one by default): the first declared mistake that gives
+    that shape and those numbers (or a declared :class:`~.spec.Pattern` that finds it),
+    the ``method`` verdict when there is one, the reference with its axes in another
+    order, else the shape in words."""
+    part = part or exercise.harness.main
+    expected = exercise.expected(probe)[part]
+    got = np.asarray(got, dtype=np.float64)
+    case = Case(exercise, probe, None, part, got, expected, tolerance_of(exercise, probe, part))
+    found = named_mistake(case, exercise.mistakes)
+    for item in exercise.mistakes if found is None else ():
+        if isinstance(item, Pattern) and (item.part or part) == part:
+            try:
+                fields = item.find(got, probe)
+            except ValueError:  # a pattern written for the reference's shape
+                fields = None
+            if fields is not None:
+                return Wrong(fill(item.hint, probe, **fields), item.code)
+    should = exercise.describe.get(part, "")
+    return (
+        found
+        or method
+        or reshaped_answer(got, expected, case.noun)
+        or permuted_axes(got, expected, case.noun, should)
+        or other_size(got, expected, case.noun)
+        or shape_wrong(name, got.shape, expected.shape)
     )
 
 

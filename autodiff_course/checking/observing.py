@@ -87,8 +87,13 @@ class CustomGradientCall:
 
 @dataclass(eq=False)
 class ForwardAccumulatorInfo:
+    """One ``tf.autodiff.ForwardAccumulator``: its primals and tangents as given (noted
+    before TensorFlow checks them, so a refused tangent is on the record too)."""
+
     created: int
     jvp_results: list = field(default_factory=list)
+    primals: list = field(default_factory=list)
+    tangents: list = field(default_factory=list)
 
 
 @dataclass
@@ -156,6 +161,11 @@ class MethodLog:
     @property
     def used_zero_option(self) -> bool:
         return any(call.unconnected_zero for call in self.calls)
+
+
+def recording() -> bool:
+    """An observed tape (one the answer made) is recording now."""
+    return bool(_recording)
 
 
 def _clock() -> int:
@@ -300,12 +310,14 @@ def _install() -> None:
             info.paused.append((started, _clock()))
 
     def accumulator_init(self, primals, tangents):
-        original(accumulator_class, "__init__")(self, primals, tangents)
         if _active_logs:
-            info = ForwardAccumulatorInfo(_clock())
+            info = ForwardAccumulatorInfo(
+                _clock(), primals=tf.nest.flatten(primals), tangents=tf.nest.flatten(tangents)
+            )
             self._course_observed = info
             for log in _active_logs:
                 log.accumulators.append(info)
+        original(accumulator_class, "__init__")(self, primals, tangents)
 
     def jvp(self, primals, *args, **kwargs):
         result = original(accumulator_class, "jvp")(self, primals, *args, **kwargs)

@@ -252,3 +252,133 @@ def linear_mix(code: str, hint: str, reference, implied=None, **terms) -> Patter
         return {"mix": spelled(mine), "right": "none" if right is None else spelled(right)}
 
     return Pattern(code, hint, find)
+
+
+def permuted_axes(got, expected, what: str, should: str = "") -> Wrong | None:
+    """The right numbers with the axes in another order, for arrays of rank 2 or more
+    (rank 6 at most): a transpose, a stack along another axis, a layout source first.
+    ``got`` may have another shape than ``expected`` (the permuted one); ``should``,
+    what the result should be, ends the hint."""
+    import itertools
+
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.ndim != expected.ndim or not 2 <= got.ndim <= 6 or got.size != expected.size:
+        return None
+    if sorted(got.shape) != sorted(expected.shape) or not np.all(np.isfinite(got)):
+        return None
+    floor = floor_of(expected)
+    identity = tuple(range(got.ndim))
+    for order in itertools.permutations(identity):
+        moved = np.transpose(expected, order)
+        if order == identity or moved.shape != got.shape:
+            continue
+        if moved.shape == expected.shape and matches(moved, expected, 1e-9, floor):
+            continue  # a symmetric answer: this order cannot be told from the right one
+        if matches(got, moved, 1e-4, floor):
+            return Wrong(
+                f"{_head(what)} {_has(what)} the right numbers with the axes in another "
+                f"order: your axes are the answer's axes {list(order)}, so the shape is "
+                f"{got.shape} where {expected.shape} belongs. Stack or transpose along the "
+                "axes the exercise gives."
+                + (f" {_head(what)} should be {should}." if should else ""),
+                "transposed",
+            )
+    return None
+
+
+def repeated_slice(got, expected, what: str) -> Wrong | None:
+    """One slice copied along an axis, for arrays of rank 2 or more: every index of that
+    axis holds the same numbers, where the answer's slices differ."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if got.ndim < 2 or got.shape != expected.shape or not np.any(got):
+        return None
+    for axis in range(got.ndim):
+        if got.shape[axis] < 2:
+            continue
+        if np.allclose(got, np.take(got, [0], axis=axis), rtol=1e-6, atol=0.0) and not np.allclose(
+            expected, np.take(expected, [0], axis=axis), rtol=1e-6, atol=0.0
+        ):
+            return Wrong(
+                f"{_head(what)} repeats one slice along axis {axis}: every index of that axis "
+                "holds the same numbers, where the answer's differ. One slice was computed "
+                "and copied: an index that does not follow the loop, the first example used "
+                "for every example, one upstream or tangent for every slice?",
+                "repeated_slice",
+            )
+    return None
+
+
+def reshaped_answer(got, expected, what: str) -> Wrong | None:
+    """A result of another shape that holds the answer differently arranged: the full
+    (batch, ..., batch, ...) Jacobian whose diagonal blocks are a per-example answer, one
+    example's slice of it, or a square answer's diagonal as a vector."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    if expected.ndim == 0 or not np.all(np.isfinite(got)):
+        return None
+    floor, batch = floor_of(expected), expected.shape[0]
+    # a batch of one: an axis of size 1 added is told in words, not as a Jacobian
+    for axis in range(1, got.ndim) if got.ndim == expected.ndim + 1 and batch > 1 else ():
+        if got.shape[0] == got.shape[axis] == batch:
+            own = np.stack([np.take(got[b], b, axis=axis - 1) for b in range(batch)])
+            if own.shape == expected.shape and matches(own, expected, 1e-4, floor):
+                return Wrong(
+                    f"{_head(what)} {_has(what)} shape {got.shape}: every example against "
+                    f"every example, the full tape.jacobian. The answer is its diagonal "
+                    f"blocks, example b against example b, shape {expected.shape} "
+                    "(batch_jacobian gives them directly when the examples are independent).",
+                    "returned_full_jacobian",
+                )
+    if batch > 1 and got.shape == expected.shape[1:] and matches(got, expected[0], 1e-4, floor):
+        return Wrong(
+            f"{_head(what)} {_is(what)} the first example's alone, shape {got.shape}: the "
+            f"answer has one per example, stacked along a first axis of {batch}.",
+            "single_example",
+        )
+    square = expected.ndim == 2 and expected.shape[0] == expected.shape[1]
+    if square and got.shape == (batch,) and matches(got, np.diag(expected), 1e-4, floor):
+        return Wrong(
+            f"{_head(what)} {_is(what)} the answer's diagonal, a vector of shape {got.shape}: "
+            f"the answer is the {expected.shape} matrix with these numbers on its diagonal "
+            "(target shape + source shape), zero elsewhere: tf.linalg.diag makes it.",
+            "returned_diagonal",
+        )
+    return None
+
+
+def other_size(got, expected, what: str) -> Wrong | None:
+    """A result whose shape differs from the answer's in one axis only: a size typed in,
+    or kept from an earlier call, instead of read from the arguments."""
+    got_shape, shape = np.shape(got), np.shape(expected)
+    if len(got_shape) != len(shape) or got_shape == shape:
+        return None
+    axes = [k for k, (a, b) in enumerate(zip(got_shape, shape)) if a != b]
+    if len(axes) != 1 or 1 in (got_shape[axes[0]], shape[axes[0]]):
+        return None
+    k = axes[0]
+    return Wrong(
+        f"{_head(what)} {_has(what)} {got_shape[k]} entries along axis {k}, where this probe's "
+        f"answer has {shape[k]} (shape {got_shape} for {shape}): a size typed in, or kept from "
+        "an earlier call, instead of read from the arguments (x.shape, y.shape).",
+        "hard_coded_size",
+    )
+
+
+def constant_where_varying(got, expected, what: str) -> Wrong | None:
+    """One number at every entry where the answer is not zero (and zero where it is), while
+    the answer's entries differ: numbers typed in, or the input cancelled out."""
+    got = np.asarray(got, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    nonzero = expected != 0.0
+    if got.shape != expected.shape or nonzero.sum() < 2 or nonzero.all():
+        return None
+    if np.ptp(got[nonzero]) or np.any(got[~nonzero]) or not np.ptp(expected[nonzero]):
+        return None
+    return Wrong(
+        f"{_head(what)} {_is(what)} {float(got[nonzero][0]):.6g} at every entry where the "
+        "answer is not zero, but the answer changes from entry to entry: numbers typed in, or "
+        "the input cancelled out of the formula. Compute each entry from the arguments.",
+        "hard_coded",
+    )

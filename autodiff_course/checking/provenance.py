@@ -86,6 +86,7 @@ class Run:
     log: MethodLog
     provenance: Provenance
     name_cause: object = field(default=lambda code, text: text)
+    changed: list = field(default_factory=list)  # the answer's own state the call changed
 
 
 def _watchable(values) -> list:
@@ -124,6 +125,23 @@ def run_answer(answer, *args, name: str | None = None, name_cause=None, record: 
                     raise
                 raised = wrong
     return Run(value, raised, log, provenance, name_cause or (lambda code, text: text))
+
+
+def needs_provenance(log: MethodLog) -> bool:
+    """A gradient came back None, or zeros that may stand for a missing path: from a
+    batch_jacobian whose source was not watched, whose target was not made inside the
+    tape's block, or among nested tapes (zeros on a watched path made inside are right)."""
+    if first_missing(log, hidden=True) is not None:
+        return True
+    for call in log.calls:
+        if call.kind == "batch_jacobian" and call.results and _is_zero(call.results[0]):
+            tape, made = call.tape, getattr(call.target, "_id", None)
+            inside = made is not None and tape.entered is not None and tape.entered < made
+            inside = inside and (tape.exited is None or made < tape.exited)
+            nested = any(other.tape is not tape for other in log.calls)
+            if nested or not inside or not tape.was_watched(call.sources[0]):
+                return True
+    return False
 
 
 def _is_zero(value) -> bool:
@@ -408,3 +426,55 @@ def missing(run: Run, names=(), *, hidden: bool = False, cause_names=None, origi
             + text
         )
     return code, text
+
+
+# batch_jacobian answers a target with no recorded path to its source with zeros, not
+# None, whatever unconnected_gradients says: the causes of a None, worded for zeros.
+ZEROS_CAUSES = {
+    "unwatched_constant": (
+        "the tape never watched {probe}: it watches trainable variables by itself, never a "
+        "plain tensor. Call tape.watch({probe}) at the start of the `with` block."
+    ),
+    "outer_not_watching": (
+        "the outer tape does not watch {probe}, so it recorded nothing about how the inner "
+        "gradient depends on {probe}. Call outer.watch({probe}) at the start of the outer block."
+    ),
+    "gradient_outside_tape": (
+        "the inner gradient was computed after the outer tape's `with` block had ended, so "
+        "the outer tape never recorded how it was made. Indent the inner `tape.gradient(...)` "
+        "call so that it runs inside the outer block."
+    ),
+    "computed_outside_tape": (
+        "part of the target was computed outside the tape's `with` block, where nothing is "
+        "recorded (a slice or [:, None] written after the block?). Compute all of it inside."
+    ),
+    "watched_after_use": (
+        "tape.watch({probe}) came after {probe} was used, and what ran before the watch is not "
+        "on the record. Move tape.watch({probe}) to the top of the `with` block."
+    ),
+}
+
+
+def unconnected_zeros(run: Run, names=()):
+    """``(code, hint)`` for a ``batch_jacobian`` whose zeros stand for a missing path (its
+    source not watched, its arguments swapped, the inner gradient of nested tapes computed
+    too late, ...), or None when no such cause shows (zeros can be the right numbers)."""
+    for call in run.log.calls:
+        if call.kind != "batch_jacobian" or not call.results or not _is_zero(call.results[0]):
+            continue
+        source, seen = call.sources[0], run.provenance
+        probe = _source_name(source, names)
+        lead = (
+            f"batch_jacobian returned zeros, not None, for {probe}: it answers a target that "
+            "has no recorded path to its source with zeros, whatever unconnected_gradients says, "
+            "so the mistake does not stop your code. Here "
+        )
+        if seen.connected(source, call.target) and not seen.connected(call.target, source):
+            return "swapped_arguments", lead + (
+                "the arguments are swapped: the source was computed from the target. "
+                "batch_jacobian(target, source) takes the result first, then what it depends on."
+            )
+        code, _ = _cause(run, call, source, probe)
+        if code in ZEROS_CAUSES:
+            return code, lead + ZEROS_CAUSES[code].format(probe=probe)
+    return None

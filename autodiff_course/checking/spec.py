@@ -169,6 +169,30 @@ class Probes:
 
 
 @dataclass(frozen=True)
+class Shaped:
+    """Probes built from named axis sizes, for answers of several shapes (a Jacobian, a
+    batch): ``sizes(rng)`` lists ``(dtype, {axis: size})``, whose docstring says what is
+    drawn, and ``make(rng, dtype, sizes)`` builds each probe. With ``size_one`` (the
+    default) the first dtype is probed once more with every axis of size 1, a batch of one
+    included, so that a squeeze shows; an exercise whose check could not afford that call
+    puts size-1 axes into the sizes it lists instead."""
+
+    make: Callable
+    sizes: Callable
+    size_one: bool = True
+
+    def draw(self, rng: np.random.Generator) -> list[Probe]:
+        listed = list(self.sizes(rng))
+        if self.size_one and listed:
+            listed.append((listed[0][0], dict.fromkeys(listed[0][1], 1)))
+        return [self.make(rng, dtype, sizes) for dtype, sizes in listed]
+
+    def describe(self) -> str:
+        text = " ".join((self.sizes.__doc__ or "").split())
+        return text + (" Then every axis of size 1, a batch of one." if self.size_one else "")
+
+
+@dataclass(frozen=True)
 class Mistake:
     """A wrong answer named by what it ``gives`` at a probe (an array for ``part``,
     the harness's main part by default; or, with no ``part``, a dict of parts, each of

@@ -1,134 +1,80 @@
-"""Exercise 5.1: the Jacobian of an element-wise function."""
-
-from __future__ import annotations
+"""Exercise 5.1: the Jacobian of the element-wise swish, y = x * sigmoid(x)."""
 
 import numpy as np
 
-from ...checking import Wrong
-from ...checking import exercise
-from ...checking import fresh_rng
-from ...checking import matches
-from ...checking import signed
-from ...checking import sizes as draw_sizes
-from ...log1pexp import reference_sigmoid as _sigmoid
-from .judging import _judge
-from .shared import _answer
-from .shared import _close
-from .shared import _dtypes
-from .shared import _require_shape
-from .shared import _tensor
-from .shared import _tolerance
+from ...checking import spec
+from ...checking.function import Function
+from ...checking.function import negated
+from ...checking.judging import relative_to_largest
+from ...checking.probes import signed
+from ...log1pexp import reference_sigmoid as sigmoid
 
 
-def _product_rule_mistakes(xs, s, derivative):
-    """The catalogue of 5.1: the product rule's slips, and derivatives off the diagonal."""
-    n = len(xs)
-    return [
-        (
+def sizes(rng):
+    """float64 (an estimate shows there), then float32: lengths 3 to 7, x holding 0, -1.2785
+    (near the derivative's zero) and fresh values of both signs from 0.2 to 7."""
+    n = rng.choice(np.arange(3, 8), size=2, replace=False)
+    return [("float64", {"n": int(n[0])}), ("float32", {"n": int(n[1])})]
+
+
+def make(rng, dtype, s):
+    fixed = [0.0, -1.2785][: s["n"] - 1]
+    x = rng.permutation(np.concatenate([fixed, signed(rng, s["n"] - len(fixed), 0.2, 7.0)]))
+    return spec.Probe(dtype, spec.as_dtype(x, dtype), label=f"a {dtype} x of shape {x.shape}")
+
+
+def _diagonal(values):
+    return lambda p: np.diag(values(p.x, sigmoid(p.x)))
+
+
+_jacobian = _diagonal(lambda x, s: s + x * s * (1.0 - s))
+EXERCISE = spec.Exercise(
+    number="5.1",
+    title="The Jacobian of an element-wise function",
+    stars=1,
+    minutes=5,
+    harness=Function("`swish_jacobian`", forbid=("finite_differences",), vary=negated),
+    probes=spec.Shaped(make, sizes),
+    reference=_jacobian,
+    mistakes=(
+        spec.Mistake(
             "missed_product_rule",
-            "You returned diag(sigmoid(x)): the factor x in x * sigmoid(x) was "
-            "treated as a constant. The product rule gives sigmoid(x) + x * "
-            "sigmoid(x) * (1 - sigmoid(x)).",
-            np.diag(s),
+            "diag(sigmoid(x)) treats the factor x as a constant: add x sigmoid'(x).",
+            _diagonal(lambda x, s: s),
+            means="one factor of a product treated as a constant",
         ),
-        (
+        spec.Mistake(
             "half_product_rule",
-            "You returned diag(x * sigmoid'(x)) only: the product rule adds a "
-            "second term, sigmoid(x) itself.",
-            np.diag(xs * s * (1.0 - s)),
+            "You returned diag(x sigmoid'(x)) only: the product rule adds sigmoid(x) itself.",
+            _diagonal(lambda x, s: x * s * (1.0 - s)),
+            means="one term of the product rule only",
         ),
-        (
+        spec.Mistake(
             "half_product_rule",
-            "You returned diag(sigmoid(x) * (1 - sigmoid(x))), the derivative of "
-            "the sigmoid alone. y = x * sigmoid(x) is a product: its derivative is "
-            "sigmoid(x) + x * sigmoid(x) * (1 - sigmoid(x)).",
-            np.diag(s * (1.0 - s)),
+            "diag(sigmoid'(x)) differentiates the sigmoid alone: x * sigmoid(x) is a product.",
+            _diagonal(lambda x, s: s * (1.0 - s)),
         ),
-        (
+        spec.Mistake(
             "product_rule_sign",
-            "The two terms of the product rule are subtracted: the derivative of "
-            "x * sigmoid(x) is sigmoid(x) PLUS x * sigmoid(x) * (1 - sigmoid(x)).",
-            np.diag(s - xs * s * (1.0 - s)),
+            "The product rule's two terms are subtracted: it is sigmoid(x) PLUS x sigmoid'(x).",
+            _diagonal(lambda x, s: s - x * s * (1.0 - s)),
+            means="the product rule's two terms subtracted instead of added",
         ),
-        (
+        spec.Mistake(
             "value_not_derivative",
-            "You put the function's values x * sigmoid(x) on the diagonal, not its derivatives.",
-            np.diag(xs * s),
+            "You put the values x * sigmoid(x) on the diagonal, not their derivatives.",
+            _diagonal(lambda x, s: x * s),
         ),
-        (
+        spec.Mistake(
             "off_diagonal_nonzero",
-            "Every row holds all the derivatives. But y_i depends on x_i alone, so "
-            "dy_i/dx_j = 0 for i != j: only the diagonal is non-zero.",
-            np.tile(derivative, (n, 1)),
+            "Every row holds all the derivatives, but y_i depends on x_i alone: zero off the "
+            "diagonal.",
+            lambda p: np.tile(np.diag(_jacobian(p)), (p.x.size, 1)),
+            means="derivatives copied into entries that are zero",
         ),
-        (
-            "off_diagonal_nonzero",
-            "Every column holds all the derivatives. But y_i depends on x_i alone, "
-            "so dy_i/dx_j = 0 for i != j: only the diagonal is non-zero.",
-            np.tile(derivative[:, None], (1, n)),
-        ),
-    ]
-
-
-@exercise("5.1", "the Jacobian of an element-wise function")
-def swish_jacobian(answer):
-    """The Jacobian of y = x * sigmoid(x), element-wise.
-
-    Probes (fresh each call): a float64 x, then a float32 x, of two different
-    lengths between 3 and 7, each holding 0, the point -1.2785 near which the
-    derivative crosses zero, and values of both signs between 0.2 and 7 (both
-    tails of the sigmoid). Float64 is judged to 1e-12, so the result must keep the
-    input's dtype and be exact (the tape, or the formula). Either method is
-    allowed, as the exercise says.
-    """
-    rng = fresh_rng("5.1")
-    sizes = draw_sizes(rng, 2, 3, 7)
-    # float64 first: there a finite-difference estimate is recognised whatever its step.
-    for dtype, n in zip(reversed(_dtypes()), sizes):
-        xs = np.concatenate([[0.0, -1.2785], signed(rng, n - 2, 0.2, 7.0)])
-        rng.shuffle(xs)
-        numbers, log = _answer(answer, dtype, _tensor(xs, dtype))
-        s = _sigmoid(xs)
-        derivative = s + xs * s * (1.0 - s)
-        expected = np.diag(derivative)
-        if numbers.shape == (n,):
-            if _close(numbers, derivative, dtype):
-                raise Wrong(
-                    f"You returned the {n} derivatives dy_i/dx_i as a vector of shape "
-                    f"({n},): that is what tape.gradient gives for an element-wise "
-                    f"function. The Jacobian is the ({n}, {n}) matrix with these numbers "
-                    f"on its diagonal (target shape + source shape): use tape.jacobian, "
-                    f"or tf.linalg.diag.",
-                    "returned_diagonal",
-                )
-            raise Wrong(
-                f"Your function returned shape ({n},), the shape of x. A Jacobian "
-                f"of y ({n},) with respect to x ({n},) has shape ({n}, {n}).",
-                "wrong_shape",
-            )
-        _require_shape(numbers, (n, n))
-        diagonal = np.diag(numbers)
-        if (
-            np.all(numbers == np.diag(diagonal))
-            and np.ptp(diagonal) == 0.0
-            and not matches(numbers, expected, **_tolerance(dtype, expected))
-        ):
-            raise Wrong(
-                f"Every diagonal entry is {diagonal[0]:.6g}, whatever x is: the "
-                f"derivative changes from point to point. Compute it from x "
-                f"instead of typing numbers in.",
-                "hard_coded",
-            )
-        _judge(
-            numbers,
-            expected,
-            dtype,
-            log=log,
-            summary="Not the Jacobian of x * sigmoid(x).",
-            known=_product_rule_mistakes(xs, s, derivative),
-        )
-    return (
-        f"Checked in float32 and float64 at fresh points of both signs (lengths "
-        f"{sizes[0]} and {sizes[1]}): the Jacobian of an element-wise function is "
-        f"diagonal, since y_i depends on x_i only."
-    )
+    ),
+    describe={"value": "diag(sigmoid(x) + x sigmoid(x) (1 - sigmoid(x))), (n, n)"},
+    claim="The Jacobian of x * sigmoid(x) is diagonal, since y_i depends on x_i only",
+    tolerance=relative_to_largest(_jacobian),
+)
+swish_jacobian = EXERCISE.check

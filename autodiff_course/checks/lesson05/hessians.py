@@ -1,136 +1,77 @@
-"""Exercise 5.5: per-example Hessians with nested tapes."""
-
-from __future__ import annotations
+"""Exercise 5.5: one Hessian per example, with nested tapes."""
 
 import numpy as np
 
-from ...checking import Wrong
-from ...checking import exercise
-from ...checking import fresh_rng
-from ...checking import require_nested
-from ...checking import signed
-from ...checking import sizes as draw_sizes
-from ...log1pexp import reference_sigmoid as _sigmoid
-from .judging import _judge
-from .judging import _known
-from .shared import _answer
-from .shared import _close
-from .shared import _dtypes
-from .shared import _raise_if_zeros
-from .shared import _require_shape
-from .shared import _tensor
-from .shared import _tf
+from ...checking import spec
+from ...checking.function import Function
+from ...checking.function import negated
+from ...checking.judging import relative_to_largest
+from ...checking.probes import tensor
+from ...log1pexp import reference_sigmoid as sigmoid
+from .functions import dense
 
 
-def _per_example_function(mixing, dtype):
-    """``f(x)[b] = sum_k softplus((x C)[b, k])``: one number per example."""
-    tf = _tf()
-    c = _tensor(mixing, dtype)
-
-    def f(x):
-        return tf.reduce_sum(tf.math.softplus(x @ c), axis=1)
-
-    return f
+def sizes(rng):
+    """f(x)[b] = sum_k softplus(x[b] A^T + c)[k], fresh: float32 with a batch of 3 to 5,
+    float64 with a batch of one (a squeeze shows); two n from 2 to 4."""
+    n, b = (int(k) for k in rng.choice(np.arange(2, 5), size=2, replace=False)), rng.integers(3, 6)
+    return [("float32", {"batch": int(b), "n": next(n)}), ("float64", {"batch": 1, "n": next(n)})]
 
 
-def _per_example_reference(mixing, xs):
-    """float64 per-example gradients (batch, n) and Hessians (batch, n, n)."""
-    s = _sigmoid(xs @ mixing)  # (batch, k)
-    gradients = s @ mixing.T
-    curvature = s * (1.0 - s)
-    hessians = np.einsum("ik,bk,jk->bij", mixing, curvature, mixing)
-    return gradients, hessians
+def _f(p):
+    import tensorflow as tf
+
+    a_t, c = tensor(p.A.T, p.dtype), tensor(p.c, p.dtype)
+    f = lambda x: tf.reduce_sum(tf.nn.softplus(x @ a_t + c), axis=1)  # noqa: E731
+    return f, tensor(p.x, p.dtype)
 
 
-@exercise("5.5", "per-example Hessians with nested tapes")
-def per_example_hessians(answer):
-    """The Hessian of f(x)[b] with respect to x[b], for every example b.
+def _gradients(p):
+    return sigmoid(p.x @ p.A.T + p.c) @ p.A
 
-    Method: nested tapes (an inner gradient computed while an outer tape records,
-    then differentiated by the outer tape).
-    Probes (fresh each call): f(x)[b] = sum_k softplus((x C)[b, k]) with a fresh
-    (n, n) matrix C of both signs, so every Hessian is full; in float32 and in
-    float64 (judged to 1e-12, so finite differences fail), with two different
-    batch sizes between 3 and 5 and two different n between 2 and 4.
-    """
-    rng = fresh_rng("5.5")
-    batches = draw_sizes(rng, 2, 3, 5)  # never 2: a sum over 2 would look like a factor 2
-    widths = draw_sizes(rng, 2, 2, 4)
-    for dtype, batch, n in zip(_dtypes(), batches, widths):
-        mixing = signed(rng, (n, n), 0.3, 1.5)
-        xs = signed(rng, (batch, n), 0.1, 1.5)
-        gradients, expected = _per_example_reference(mixing, xs)
-        numbers, log = _answer(
-            answer, dtype, _per_example_function(mixing, dtype), _tensor(xs, dtype)
-        )
-        shape = numbers.shape
-        if shape == (batch, n, batch, n):
-            raise Wrong(
-                f"Shape {shape} is (batch, n, batch, n): the full outer.jacobian, "
-                f"every example's gradient against every example's input. Each "
-                f"example's Hessian is a diagonal block: outer.batch_jacobian(g, x) "
-                f"gives ({batch}, {n}, {n}) directly.",
-                "returned_full_jacobian",
-            )
-        if shape == (batch, n):
-            if _close(numbers, gradients, dtype):
-                raise Wrong(
-                    f"You returned the per-example gradients, shape ({batch}, "
-                    f"{n}). The Hessians are their Jacobians: differentiate g once "
-                    f"more with an outer tape, outer.batch_jacobian(g, x).",
-                    "returned_gradient",
-                )
-            if _close(numbers, expected.sum(axis=1), dtype):
-                raise Wrong(
-                    f"You returned outer.gradient(g, x), shape ({batch}, {n}): the "
-                    f"gradient of a non-scalar target sums over it, so each row "
-                    f"is a sum of Hessian rows. Use outer.batch_jacobian(g, x) for "
-                    f"({batch}, {n}, {n}).",
-                    "gradient_of_gradient",
-                )
-        _require_shape(numbers, (batch, n, n))
-        _raise_if_zeros(numbers, log)
-        known = [
-            (
-                "diagonal_only",
-                "Only the diagonals are right: the mixed second derivatives "
-                "d2f/dx_i dx_j are missing. The Jacobian of the gradient gives every "
-                "entry.",
-                np.stack([np.diag(np.diag(h)) for h in expected]),
-            ),
-            (
-                "gradient_outer_product",
-                "You returned g g^T, the outer product of each example's gradient with "
-                "itself. The Hessian holds second derivatives: differentiate g with an "
-                "outer tape.",
-                gradients[:, :, None] * gradients[:, None, :],
-            ),
-            (
-                "mean_not_sum",
-                f"Your Hessians are {batch} times too small, and {batch} is the batch "
-                f"size: the values were averaged over the batch (tf.reduce_mean) "
-                f"before the inner gradient. Each example's Hessian belongs to its own "
-                f"f(x)[b]: differentiate f(x) itself (tape.gradient sums a vector "
-                f"target, which keeps each example's gradient intact).",
-                expected / batch,
-            ),
-        ]
-        _known(numbers, expected, dtype, known)
-        if log.used_any_autodiff:
-            require_nested(log)
-        _judge(
-            numbers,
-            expected,
-            dtype,
-            log=log,
-            batch=batch,
-            summary="Not the per-example Hessians.",
-            repeated=(0, "example's Hessian", "each example has its own Hessian, at its own input"),
-        )
-        require_nested(log)
-    return (
-        f"Checked with nested tapes on fresh functions (batches of {batches[0]} and "
-        f"{batches[1]}, n = {widths[0]} and {widths[1]}, float32 and float64): "
-        f"the Jacobian of each example's gradient is its Hessian, symmetric as it "
-        f"should be."
-    )
+
+def _hessians(p):
+    s = sigmoid(p.x @ p.A.T + p.c)
+    return np.einsum("ki,bk,kj->bij", p.A, s * (1.0 - s), p.A)
+
+
+EXERCISE = spec.Exercise(
+    number="5.5",
+    title="One Hessian per example",
+    stars=2,
+    minutes=10,
+    harness=Function("`per_example_hessians`", arguments=_f, nested=True, vary=negated),
+    probes=spec.Shaped(
+        lambda rng, d, s: dense(rng, d, s, (s["n"],), (s["n"],), s["batch"]), sizes, size_one=False
+    ),
+    reference=_hessians,
+    mistakes=(
+        spec.Mistake(
+            "returned_gradient",
+            "You returned the gradients g: differentiate them again, outer.batch_jacobian(g, x).",
+            _gradients,
+        ),
+        spec.Mistake(
+            "gradient_of_gradient",
+            "That is outer.gradient(g, x), a sum of Hessian rows: use outer.batch_jacobian.",
+            lambda p: _hessians(p).sum(axis=1),
+            means="outer.gradient of a gradient (summed rows) where a Jacobian belongs",
+        ),
+        spec.Mistake(
+            "diagonal_only",
+            "Only the diagonals: the mixed derivatives d2f/dx_i dx_j are missing.",
+            lambda p: np.stack([np.diag(np.diag(h)) for h in _hessians(p)]),
+            means="only the diagonal of a Hessian",
+        ),
+        spec.Mistake(
+            "gradient_outer_product",
+            "That is g g^T; the Hessian differentiates g again, with the outer tape.",
+            lambda p: np.einsum("bi,bj->bij", _gradients(p), _gradients(p)),
+            means="the outer product g g^T where the Hessian belongs",
+        ),
+    ),
+    describe={"value": "the (batch, n, n) Hessians, one per example"},
+    claim="The Jacobian of each example's gradient is its Hessian",
+    tolerance=relative_to_largest(_hessians),
+)
+per_example_hessians = EXERCISE.check
