@@ -246,25 +246,6 @@ def run_answer_probe(path) -> dict:
 
 
 LESSONS_WITH_EXERCISES = [lesson for lesson in LESSONS if lesson.exercise_minutes]
-# Lesson 03 still prints check 3.1's verdict on the documented rule (its cell 43) above
-# the spoiler point. The mark is strict: remove it when lesson 03 no longer does.
-VERDICT_LEAKS_KNOWN = {
-    "03-custom-gradients": "exercise 3.1: the check's verdict on the documented rule is "
-    "printed above the spoiler point"
-}
-
-
-def known_to_fail(lessons, known):
-    return [
-        pytest.param(
-            lesson,
-            id=lesson.slug,
-            marks=[pytest.mark.xfail(strict=True, reason=known[lesson.slug])]
-            if lesson.slug in known
-            else [],
-        )
-        for lesson in lessons
-    ]
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
@@ -279,7 +260,7 @@ def test_no_cell_but_the_stub_defines_an_answer_name(lesson):
     assert not found, "\n".join(found)
 
 
-@pytest.mark.parametrize("lesson", known_to_fail(LESSONS, VERDICT_LEAKS_KNOWN))
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
 def test_no_check_judges_another_answer_above_the_spoiler_point(lesson):
     found = verdicts_on_other_answers(load("lessons", lesson))
     assert not found, "\n".join(found)
