@@ -4,7 +4,10 @@
   check that is not *correct* raises, so a broken solution fails its cell. Notebooks
   under ``lessons/`` run with it off: their checks print *not attempted yet*.
 * The summary reports how many cells carry ``nbval-ignore-output`` (their outputs
-  are run but not compared: only wall-clock timings may have the tag).
+  are run but not compared: only wall-clock timings may have the tag), and which
+  CPUs the two nbval runs stood for: the native one (this CPU, with or without
+  AVX-512) and, when ``tests/test_outputs_portable.py`` ran, the one that takes the
+  AVX2 paths of NumPy and oneDNN.
 * Run with ``--cov`` (``./course.sh test`` does), the last lines give the line coverage
   of each package, ``autodiff_course`` and ``course_tools``.
 """
@@ -21,6 +24,9 @@ import pytest
 from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE as STRICT
 
 _notebooks_seen: set[Path] = set()
+# The outcome of the second nbval run, as a CPU without AVX-512 (tests/test_outputs_portable.py).
+WITHOUT_AVX512_TEST = "test_outputs_portable.py::test_every_output_is_the_same_without_avx512"
+_without_avx512: list[str] = []
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
@@ -32,6 +38,32 @@ def pytest_runtest_setup(item):
         os.environ[STRICT] = "1" if path.parent.name == "solutions" else "0"
         _notebooks_seen.add(path)
     yield
+
+
+def pytest_runtest_logreport(report):
+    if report.nodeid.endswith(WITHOUT_AVX512_TEST) and report.when == "call":
+        _without_avx512.append(report.outcome)
+
+
+def cpu_has_avx512() -> bool | None:
+    """Whether this CPU has AVX-512 (None where /proc/cpuinfo cannot tell)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return " avx512f" in flags
+
+
+def nbval_runs(native: bool) -> list[str]:
+    """One line per nbval run of this session, saying which CPU it stood for."""
+    avx512 = {True: "with AVX-512", False: "without AVX-512", None: "AVX-512 unknown"}
+    lines = [f"  run 1: natively, on this CPU ({avx512[cpu_has_avx512()]})"] if native else []
+    if _without_avx512:
+        lines.append(
+            "  run 2: as on an x86-64 CPU without AVX-512 (NumPy's AVX-512 targets off, "
+            f"oneDNN held to AVX2): {_without_avx512[-1]}"
+        )
+    return lines
 
 
 def ignored_output_cells(paths) -> list[tuple[str, int]]:
@@ -46,13 +78,15 @@ def ignored_output_cells(paths) -> list[tuple[str, int]]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter, config):
-    if _notebooks_seen:
+    if _notebooks_seen or _without_avx512:
         ignored = ignored_output_cells(_notebooks_seen)
         terminalreporter.write_sep("-", "nbval")
         terminalreporter.write_line(
             f"nbval strict: {len(_notebooks_seen)} notebooks validated; "
             f"{len(ignored)} cells tagged nbval-ignore-output (wall-clock timings only)"
         )
+        for line in nbval_runs(native=bool(_notebooks_seen)):
+            terminalreporter.write_line(line)
         for name, index in ignored:
             terminalreporter.write_line(f"  output not compared: {name} cell {index}")
     coverage_lines(terminalreporter, config)

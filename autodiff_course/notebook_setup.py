@@ -9,7 +9,11 @@ environment:
 * Python, NumPy and TensorFlow are seeded and TensorFlow's ops made deterministic;
 * NumPy (and so TensorFlow's) print precision is fixed;
 * one line reports the environment, naming in plain words anything that is wrong
-  and how to fix it.
+  and how to fix it;
+* where the runtime differs from the one the saved outputs come from (TensorFlow as
+  pinned, on an x86-64 CPU, no GPU), a second line says how, and which lessons'
+  numbers may differ (:func:`runtime_line`). On the reference runtime it is absent,
+  so the setup cell's output is the same as the saved one.
 
 On Google Colab (detected by :func:`running_on_colab`) the notebooks run with
 Colab's own TensorFlow, NumPy, matplotlib and ipywidgets, which the setup cell
@@ -23,6 +27,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
+import platform
 import random
 import sys
 import warnings
@@ -57,7 +62,7 @@ COLAB_RESTART = "then choose Runtime → Restart session"
 # Environment variables TensorFlow reads once, when it is imported.
 QUIET_TENSORFLOW_ENVIRONMENT = {
     "TF_CPP_MIN_LOG_LEVEL": "3",  # C++ log lines: errors only... and not even those
-    "TF_ENABLE_ONEDNN_OPTS": "0",  # no oneDNN banner, and no reordered float sums
+    "TF_ENABLE_ONEDNN_OPTS": "0",  # no oneDNN graph rewrites, no banner (matmuls: still oneDNN)
     "GRPC_VERBOSITY": "ERROR",
 }
 
@@ -182,12 +187,6 @@ def diagnose(
                 f"checked against, so some cells will fail or print other numbers: "
                 f"run `{FIX_COMMAND}`."
             )
-        elif name == "tensorflow" and _as_tuple(version)[:2] != _as_tuple(pinned)[:2]:
-            report.notes.append(
-                f"Note: TensorFlow {version} is newer than the {pinned} the course is "
-                f"checked against; it should work, but a few printed numbers may "
-                f"differ. `{FIX_COMMAND}` gives the checked version."
-            )
         elif name == "ipywidgets" and _as_tuple(version) < (8,):
             report.problems.append(
                 f"ipywidgets {version} is too old for the course's widgets (8 or newer "
@@ -241,7 +240,7 @@ def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) ->
                 f"version the lessons have been run with, so some cells will fail: run "
                 f"`%pip install tensorflow=={pinned}` in a new cell, {COLAB_RESTART}."
             )
-        elif version != pinned:
+        elif version != pinned and name != "tensorflow":  # the runtime line reports it
             differ.append((label, version, pinned))
     if differ:
         report.notes.append(
@@ -255,6 +254,121 @@ def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) ->
 
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# -- the runtime the saved outputs come from --------------------------------------
+
+# Every lesson's outputs were saved with the pinned TensorFlow on an x86-64 CPU without
+# a GPU (the suite checks them on x86-64 CPUs with and without AVX-512). Elsewhere the
+# runtime line names what differs and the lessons whose numbers rest on it.
+REFERENCE_RUNTIME = f"TensorFlow {PINNED['tensorflow']} on an x86-64 CPU, without a GPU"
+X86_64_NAMES = {"x86_64", "amd64"}  # platform.machine() on Linux and macOS, on Windows
+# The lessons that print float results of TensorFlow's (and NumPy's) kernels.
+LESSONS_WITH_FLOAT_RESULTS = (1, 2, 3, 4, 5, 6)
+# The lessons whose numbers rest on the CPU flushing subnormal float32 results to zero.
+LESSONS_ON_FLUSH_TO_ZERO = (3, 4)
+# The lessons that print results of float32 matrix products (TF32 on a GPU).
+LESSONS_WITH_FLOAT32_MATMULS = (4, 5, 6)
+# The lesson whose digit losses come from the 8-wide AVX float32 kernels of x86 builds.
+LESSONS_ON_X86_KERNELS = (3,)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the lessons' numbers rest on besides the package versions."""
+
+    machine: str
+    tensorflow: str | None
+    gpus: int = 0
+    tf32: bool = False
+    colab: bool = False
+
+
+def lessons(numbers: tuple[int, ...]) -> str:
+    """'lesson 03', 'lessons 03 and 04', 'lessons 01 to 06' or 'lessons 03, 04 and 06'."""
+    names = [f"{number:02d}" for number in numbers]
+    if len(names) == 1:
+        return f"lesson {names[0]}"
+    if len(names) > 2 and list(numbers) == list(range(numbers[0], numbers[-1] + 1)):
+        return f"lessons {names[0]} to {names[-1]}"
+    return "lessons " + _and(names)
+
+
+def runtime_differences(runtime: Runtime) -> list[str]:
+    """How ``runtime`` differs from the reference one, each with what it may change."""
+    differences = []
+    pinned, version = PINNED["tensorflow"], runtime.tensorflow
+    too_old = version and not runtime.colab and _as_tuple(version) < _as_tuple(pinned)
+    if version and version != pinned and not too_old:  # too old: a problem, reported above
+        fix = (
+            "Colab's own version, kept as it is"
+            if runtime.colab
+            else f"`{FIX_COMMAND}` installs {pinned}"
+        )
+        differences.append(
+            f"TensorFlow is {version}, so the numbers, warnings and error messages of "
+            f"{lessons(LESSONS_WITH_FLOAT_RESULTS)} may differ ({fix})"
+        )
+    if runtime.machine.lower() not in X86_64_NAMES:
+        differences.append(
+            f"the CPU is {runtime.machine}, not x86-64, so float results in "
+            f"{lessons(LESSONS_WITH_FLOAT_RESULTS)} may differ in their last digits, and "
+            f"the section of {lessons(LESSONS_ON_X86_KERNELS)} on 8-wide AVX kernels "
+            "describes x86 builds"
+        )
+    if runtime.gpus:
+        differences.append(
+            f"TensorFlow sees {runtime.gpus} GPU{'s' if runtime.gpus > 1 else ''} and runs "
+            "the lessons' operations there, where the course has not been checked: float "
+            f"results in {lessons(LESSONS_WITH_FLOAT_RESULTS)} may differ, most of all "
+            f"where {lessons(LESSONS_ON_FLUSH_TO_ZERO)} rest on the CPU flushing "
+            "subnormal numbers to zero"
+        )
+        if runtime.tf32:
+            differences.append(
+                "TF32 is on for the GPU's float32 matrix products (TensorFlow's default), "
+                "which keeps about three significant digits: the float32 results of "
+                f"{lessons(LESSONS_WITH_FLOAT32_MATMULS)} may differ from the fourth digit "
+                "(`tf.config.experimental.enable_tensor_float_32_execution(False)` "
+                "turns it off)"
+            )
+    return differences
+
+
+def runtime_line(runtime: Runtime) -> str | None:
+    """One line naming how ``runtime`` differs from the reference one, or None."""
+    differences = runtime_differences(runtime)
+    if not differences:
+        return None
+    return (
+        f"Runtime note: the saved outputs come from {REFERENCE_RUNTIME}. Here "
+        + "; ".join(differences)
+        + "."
+    )
+
+
+def visible_gpus() -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_physical_devices("GPU"))
+
+
+def tf32_enabled() -> bool:
+    import tensorflow as tf
+
+    return bool(tf.config.experimental.tensor_float_32_execution_enabled())
+
+
+def current_runtime(versions: dict[str, str | None], colab: bool) -> Runtime:
+    """This kernel's runtime (TensorFlow is imported to ask it about GPUs and TF32)."""
+    gpus = visible_gpus()
+    return Runtime(
+        machine=platform.machine() or "unknown",
+        tensorflow=versions.get("tensorflow"),
+        gpus=gpus,
+        tf32=gpus > 0 and tf32_enabled(),
+        colab=colab,
+    )
 
 
 def silence_tensorflow_logs() -> bool:
@@ -278,14 +392,16 @@ def setup_notebook(seed: int = 0, precision: int = 6) -> None:
     """Prepare a notebook: quiet logs, seeds, print precision, environment check.
 
     Call it in the first code cell, before importing TensorFlow yourself.
-    It prints the summary line of :func:`diagnose` and returns nothing, so the
-    cell shows that one line and no second echo as its value.
+    It prints the summary line of :func:`diagnose`, then :func:`runtime_line` where
+    the runtime differs from the reference one, and returns nothing, so the cell
+    shows that one line (two off the reference runtime) and no echo as its value.
     Raises :class:`EnvironmentProblem` only when TensorFlow or NumPy is missing,
     since then no later cell can run.
     """
     imported_late = not silence_tensorflow_logs()
     versions = installed_versions()
-    report = diagnose(sys.version_info[:2], versions, colab=running_on_colab())
+    colab = running_on_colab()
+    report = diagnose(sys.version_info[:2], versions, colab=colab)
     if imported_late:
         report.notes.append(
             "Note: TensorFlow was imported before setup_notebook(), so its start-up "
@@ -311,6 +427,9 @@ def setup_notebook(seed: int = 0, precision: int = 6) -> None:
     np.set_printoptions(precision=precision, suppress=False, linewidth=88)
     _use_course_plot_style()
     print(report.summary_line())
+    note = runtime_line(current_runtime(versions, colab))
+    if note:
+        print(note)
 
 
 def _use_course_plot_style() -> None:

@@ -83,11 +83,25 @@ def updated_readme(course) -> str | None:
     return between_markers(text, README_START, README_END, readme_contents(course))
 
 
+def normal_solution(solution, lesson, course):
+    """The solutions notebook in normal form, its code cells formatted.
+
+    Normalised again after formatting, since the slide types depend on the code's
+    length (course_tools.slides).
+    """
+    formatted = format_code_cells(normalise(solution, lesson, course, "solutions"))
+    return normalise(formatted, lesson, course, "solutions")
+
+
+def learner_copy(solution, lesson, course):
+    """The learner's copy derived from a solutions notebook in normal form."""
+    return format_code_cells(normalise(lesson_from_solution(solution), lesson, course, "lessons"))
+
+
 def both_copies(solution, lesson, course):
     """The solutions notebook in normal form and the learner's copy derived from it."""
-    solution = format_code_cells(normalise(solution, lesson, course, "solutions"))
-    learner = normalise(lesson_from_solution(solution), lesson, course, "lessons")
-    return solution, format_code_cells(learner)
+    solution = normal_solution(solution, lesson, course)
+    return solution, learner_copy(solution, lesson, course)
 
 
 def check(course) -> list[str]:
@@ -133,11 +147,11 @@ def build(course, prefixes: list[str], run: bool) -> None:
     for lesson in course.notebooks:
         if prefixes and not any(lesson.slug.startswith(p) for p in prefixes):
             continue
-        solution, learner = both_copies(read(SOLUTIONS_DIR / lesson.filename), lesson, course)
-        for nb, folder, strict in (
-            (solution, SOLUTIONS_DIR, True),
-            (learner, LESSONS_DIR, False),
-        ):
+        # The learner's copy is derived once the solutions' outputs are final: its slide
+        # types are those of the solutions, which depend on the outputs' sizes.
+        solution = normal_solution(read(SOLUTIONS_DIR / lesson.filename), lesson, course)
+        for folder, strict in ((SOLUTIONS_DIR, True), (LESSONS_DIR, False)):
+            nb = solution if folder is SOLUTIONS_DIR else learner_copy(solution, lesson, course)
             started = time.perf_counter()
             if run:
                 execute(nb, folder, strict)

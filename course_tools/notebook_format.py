@@ -14,8 +14,10 @@ import nbformat
 
 from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 
+from .config import ROOT
 from .config import Course
 from .config import Lesson
+from .slides import slide_types
 
 # Cells with one of these tags exist only in solutions/.
 SOLUTION_ONLY_TAGS = frozenset({"solution-only", "instructor-only", "answers"})
@@ -44,6 +46,7 @@ EXERCISE_HEADING = re.compile(
 TIME_LINE = re.compile(r"^\*\*Time:\*\*.*$", re.MULTILINE)
 # Slide mode (jupyterlab-rise): a slide taller than the screen scrolls instead of
 # being cut off; the notebook's own metadata wins over the user's RISE settings.
+# Where slides start is course_tools.slides' rule.
 RISE_SETTINGS = {"scroll": True}
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3"}
@@ -271,16 +274,6 @@ def with_setup_preamble(source: str, course: Course) -> str:
     return "\n".join([setup_preamble(course), *rest])
 
 
-def slide_type(cell) -> str:
-    if cell.cell_type == "markdown":
-        first = cell.source.lstrip().split("\n", 1)[0]
-        if first.startswith("# ") or first.startswith("## "):
-            return "slide"
-        if first.startswith("### "):
-            return "subslide"
-    return "-"
-
-
 def merge_streams(outputs: list) -> list:
     """Join consecutive stream outputs of the same name, which a kernel may split
     at arbitrary points, so that saved notebooks are identical from run to run."""
@@ -299,7 +292,12 @@ def merge_streams(outputs: list) -> list:
 
 
 def normalise(nb, lesson: Lesson, course: Course, folder: str):
-    """Bring a notebook to the course's normal form (in place) and return it."""
+    """Bring a notebook to the course's normal form (in place) and return it.
+
+    The slide types of a solutions notebook follow :func:`course_tools.slides.slide_types`;
+    a learner's copy keeps those it inherited from its solutions notebook
+    (:func:`lesson_from_solution`), so that both present the same slides.
+    """
     nb.nbformat, nb.nbformat_minor = 4, 5
     widgets = nb.metadata.get("widgets")
     nb.metadata = nbformat.NotebookNode(
@@ -313,6 +311,13 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
         nb.metadata["widgets"] = widgets
     setup_cell = next((cell for cell in nb.cells if cell.cell_type == "code"), None)
     headings = exercise_headings()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merge_streams(cell.outputs)  # before the slide types: they count outputs
+    if folder == "solutions":
+        kinds = slide_types(nb.cells, ROOT / folder)
+    else:
+        kinds = [cell.metadata.get("slideshow", {}).get("slide_type", "-") for cell in nb.cells]
     for index, cell in enumerate(nb.cells):
         cell_tags = sorted(tags(cell))
         collapsed = {
@@ -325,12 +330,11 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
             # A collapsed source (JupyterLab's jupyter.source_hidden) hides code that
             # would give an exercise away; the learner expands it on purpose.
             cell.metadata["jupyter"] = collapsed
-        cell.metadata["slideshow"] = {"slide_type": slide_type(cell)}
+        cell.metadata["slideshow"] = {"slide_type": kinds[index]}
         cell["id"] = f"{lesson.number:02d}-{index:03d}"
         if isinstance(cell.source, list):
             cell.source = "".join(cell.source)
         if cell.cell_type == "code":
-            cell.outputs = merge_streams(cell.outputs)
             if cell is setup_cell:
                 cell.source = with_setup_preamble(cell.source, course)
         if cell.cell_type == "markdown":
@@ -347,12 +351,22 @@ def normalise(nb, lesson: Lesson, course: Course, folder: str):
 
 
 def lesson_from_solution(solution_nb):
-    """The learner's copy: solution regions stubbed, solution-only cells removed."""
+    """The learner's copy: solution regions stubbed, solution-only cells removed.
+
+    Cells keep their slide types; where a removed cell started a slide or sub-slide,
+    the next cell kept starts it instead.
+    """
     nb = nbformat.from_dict(solution_nb)
-    kept = []
+    kept, boundary = [], None
     for cell in nb.cells:
+        kind = cell.metadata.get("slideshow", {}).get("slide_type", "-")
         if tags(cell) & SOLUTION_ONLY_TAGS:
+            if kind in ("slide", "subslide") and boundary != "slide":
+                boundary = kind
             continue
+        if boundary and kind not in ("slide", "subslide"):
+            cell.metadata["slideshow"] = {"slide_type": boundary}
+        boundary = None
         if BEGIN_SOLUTION in cell.source:
             cell.source = replace_solution_regions(cell.source, cell.cell_type == "markdown")
             if cell.cell_type == "code":

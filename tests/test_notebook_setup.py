@@ -12,12 +12,19 @@ from notebooks import COURSE
 
 from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
+from autodiff_course.notebook_setup import LESSONS_ON_FLUSH_TO_ZERO
+from autodiff_course.notebook_setup import LESSONS_ON_X86_KERNELS
+from autodiff_course.notebook_setup import LESSONS_WITH_FLOAT32_MATMULS
+from autodiff_course.notebook_setup import LESSONS_WITH_FLOAT_RESULTS
 from autodiff_course.notebook_setup import PINNED
 from autodiff_course.notebook_setup import WIDGET_VIEW_MIMETYPE
 from autodiff_course.notebook_setup import WIDGETS_STAND_IN_TEXT
+from autodiff_course.notebook_setup import Runtime
 from autodiff_course.notebook_setup import check_widgets_front_end
+from autodiff_course.notebook_setup import current_runtime
 from autodiff_course.notebook_setup import diagnose
 from autodiff_course.notebook_setup import running_on_colab
+from autodiff_course.notebook_setup import runtime_line
 from course_tools import notebook_format
 
 GOOD = dict(PINNED, jupyterlab_widgets="3.0.17")
@@ -131,7 +138,9 @@ def test_python_outside_the_supported_range(python):
 def test_newer_tensorflow_is_a_note_not_a_problem():
     report = diagnose((3, 12), dict(GOOD, tensorflow="2.22.1"))
     assert report.ok
-    assert "TensorFlow 2.22.1 is newer than the 2.21.0" in report.summary_line()
+    line = runtime_line(Runtime("x86_64", "2.22.1"))
+    assert line.startswith("Runtime note: the saved outputs come from TensorFlow 2.21.0")
+    assert "TensorFlow is 2.22.1" in line and "`pip install -r requirements.txt`" in line
 
 
 def test_widgets_probe_falls_back_to_a_plain_words_fix():
@@ -170,9 +179,12 @@ def test_colab_versions_are_a_note_not_a_problem():
     assert report.summary_line() == (
         "Environment OK (Google Colab): Python 3.12, TensorFlow 2.19.0, NumPy 2.0.2, "
         "matplotlib 3.10.0, ipywidgets 7.7.1. Note: these are Colab's own versions, kept "
-        "as they are; the saved outputs come from TensorFlow 2.21.0, NumPy 2.4.6, "
-        "matplotlib 3.11.2 and ipywidgets 8.1.9, so outputs may differ in the last digits."
+        "as they are; the saved outputs come from NumPy 2.4.6, matplotlib 3.11.2 and "
+        "ipywidgets 8.1.9, so outputs may differ in the last digits."
     )
+    colab_tensorflow = runtime_line(Runtime("x86_64", "2.19.0", colab=True))
+    assert "TensorFlow is 2.19.0" in colab_tensorflow
+    assert "(Colab's own version, kept as it is)" in colab_tensorflow
 
 
 def test_the_same_versions_off_colab_are_problems():
@@ -232,6 +244,133 @@ def test_setup_takes_the_colab_path_when_the_detector_says_so():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Environment OK (Google Colab): Python ")
+
+
+# -- the runtime line ----------------------------------------------------------------
+
+REFERENCE = Runtime("x86_64", PINNED["tensorflow"])
+
+
+@pytest.mark.parametrize(
+    "runtime",
+    [REFERENCE, Runtime("AMD64", PINNED["tensorflow"]), Runtime("x86_64", "2.21.0", tf32=True)],
+    ids=["linux-or-macos", "windows", "tf32-without-a-gpu"],
+)
+def test_no_runtime_line_on_the_reference_runtime(runtime):
+    """x86-64 by any name, the pinned TensorFlow, no GPU (TF32 alone changes nothing on
+    a CPU): the setup cell prints what its saved output shows."""
+    assert runtime_line(runtime) is None
+
+
+@pytest.mark.parametrize(
+    "runtime, names, lessons",
+    [
+        (
+            Runtime("x86_64", PINNED["tensorflow"], gpus=1),
+            ["sees 1 GPU", "has not been checked"],
+            [LESSONS_WITH_FLOAT_RESULTS, LESSONS_ON_FLUSH_TO_ZERO],
+        ),
+        (
+            Runtime("x86_64", PINNED["tensorflow"], gpus=2, tf32=True),
+            ["sees 2 GPUs", "TF32 is on", "enable_tensor_float_32_execution(False)"],
+            [LESSONS_WITH_FLOAT_RESULTS, LESSONS_WITH_FLOAT32_MATMULS],
+        ),
+        (
+            Runtime("arm64", PINNED["tensorflow"]),
+            ["the CPU is arm64, not x86-64", "8-wide AVX kernels"],
+            [LESSONS_WITH_FLOAT_RESULTS, LESSONS_ON_X86_KERNELS],
+        ),
+        (
+            Runtime("x86_64", "2.21.1"),
+            ["TensorFlow is 2.21.1", "installs 2.21.0"],
+            [LESSONS_WITH_FLOAT_RESULTS],
+        ),
+    ],
+    ids=["gpu", "gpu-with-tf32", "not-x86-64", "another-tensorflow"],
+)
+def test_the_runtime_line_names_each_difference_and_the_lessons_it_touches(runtime, names, lessons):
+    from autodiff_course.notebook_setup import lessons as lesson_list
+
+    line = runtime_line(runtime)
+    assert line.startswith(
+        "Runtime note: the saved outputs come from TensorFlow 2.21.0 on an x86-64 CPU, "
+        "without a GPU. Here "
+    )
+    assert line.count("\n") == 0
+    for name in names:
+        assert name in line
+    for numbers in lessons:
+        assert lesson_list(numbers) in line
+    if runtime.gpus:
+        assert "not been checked" in line, "GPU behaviour is unverified and must say so"
+
+
+def test_every_difference_at_once_still_makes_one_line():
+    line = runtime_line(Runtime("aarch64", "2.22.0", gpus=1, tf32=True))
+    assert line.count("; ") == 3 and "\n" not in line
+
+
+def test_a_tensorflow_too_old_is_a_problem_not_a_runtime_note():
+    assert not diagnose((3, 11), dict(GOOD, tensorflow="2.15.0")).ok
+    assert runtime_line(Runtime("x86_64", "2.15.0")) is None
+
+
+def test_the_lessons_the_runtime_line_names_exist():
+    numbers = {lesson.number for lesson in COURSE.lessons}
+    for named in (
+        LESSONS_WITH_FLOAT_RESULTS,
+        LESSONS_ON_FLUSH_TO_ZERO,
+        LESSONS_WITH_FLOAT32_MATMULS,
+        LESSONS_ON_X86_KERNELS,
+    ):
+        assert set(named) <= numbers
+
+
+def test_lesson_lists_read_as_english():
+    from autodiff_course.notebook_setup import lessons
+
+    assert lessons((3,)) == "lesson 03"
+    assert lessons((3, 4)) == "lessons 03 and 04"
+    assert lessons((1, 2, 3, 4, 5, 6)) == "lessons 01 to 06"
+    assert lessons((2, 4, 6)) == "lessons 02, 04 and 06"
+
+
+def test_current_runtime_reads_the_machine_the_gpus_and_tf32(monkeypatch):
+    import autodiff_course.notebook_setup as notebook_setup
+
+    monkeypatch.setattr(notebook_setup.platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(notebook_setup, "visible_gpus", lambda: 1)
+    monkeypatch.setattr(notebook_setup, "tf32_enabled", lambda: True)
+    assert current_runtime({"tensorflow": "2.21.0"}, colab=False) == Runtime(
+        "arm64", "2.21.0", gpus=1, tf32=True
+    )
+    monkeypatch.setattr(notebook_setup, "visible_gpus", lambda: 0)
+    assert current_runtime({"tensorflow": "2.21.0"}, colab=True).tf32 is False
+
+
+def test_here_the_runtime_is_the_reference_one():
+    """This machine's own answers (TensorFlow asked for real): x86-64, no GPU."""
+    import tensorflow as tf
+
+    from autodiff_course.notebook_setup import tf32_enabled
+    from autodiff_course.notebook_setup import visible_gpus
+
+    assert visible_gpus() == 0 and isinstance(tf32_enabled(), bool)
+    assert callable(tf.config.experimental.enable_tensor_float_32_execution)
+    assert runtime_line(current_runtime({"tensorflow": PINNED["tensorflow"]}, False)) is None
+
+
+def test_setup_prints_the_runtime_line_where_a_gpu_is_visible():
+    done = run_python(
+        "import autodiff_course.notebook_setup as setup\n"
+        "setup.visible_gpus = lambda: 1\n"
+        "setup.tf32_enabled = lambda: True\n"
+        "setup.setup_notebook()\n"
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first.startswith("Environment OK: Python ")
+    assert second.startswith("Runtime note: ") and "sees 1 GPU" in second and "TF32" in second
 
 
 # What the setup cell's first lines do where the helper package is missing. The

@@ -832,8 +832,8 @@ class Function(Harness):
             found.append("the variables handed over were updated in place")
         return [
             *found,
-            "called again after the others, it gave the same result, and with other numbers "
-            "of the first probe's shape their own answer",
+            "called again after the others, it gave the same result; other numbers of the "
+            "first probe's shape got their own answer",
         ]
 
 

@@ -24,3 +24,6 @@ def jacobian_by_rows(f, x):
     rows = [tape.gradient(y, x, output_gradients=tf.one_hot(i, m, dtype=y.dtype)) for i in range(m)]
     del tape
     return tf.stack(rows)
+
+
+__all__ = ["jacobian_by_rows"]

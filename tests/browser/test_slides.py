@@ -3,14 +3,18 @@
 Slide mode has no widget manager, so each widget's cell output carries a still
 picture of its view (``text/html``) beside the live widget; slides taller than
 the screen scroll, as the notebooks' ``"rise": {"scroll": true}`` metadata asks.
-For every lesson: every H2 section starts a slide, the title is the notebook's;
-every widget output shows its still picture (a loaded image with its text
-alternative, or its table) and no output is empty; and stepping through every
-slide finds none whose content is cut off.
+For every lesson, on a 1280x720 screen (a projector's): every H2 section starts a
+slide, the title is the notebook's; every widget output shows its still picture (a
+loaded image with its text alternative, or its table) and no output is empty; and
+stepping through every slide finds none whose content is cut off and none taller
+than two screens, so that a room can follow it (course_tools.slides sets where
+slides start). Every slide's height is written to
+``test-artifacts/browser/slide-heights.json``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import nbformat
@@ -24,6 +28,9 @@ from course_tools.browser import present_slide
 from course_tools.browser import slide_overflow
 
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+SCREEN = {"width": 1280, "height": 720}
+MOST_SCREENS_PER_SLIDE = 2
+HEIGHTS: dict[str, list[dict]] = {}
 # The plain text of the widgets that carry a still picture (autodiff_course.widgets).
 STILL_PICTURED = ("Chain-rule explorer", "log1pexp explorer", "Jacobian heatmap")
 
@@ -65,6 +72,18 @@ def widget_problems(page, notebook) -> list[str]:
     return problems
 
 
+def slide_height(page) -> dict:
+    """The height of the slide on screen, its first heading, and the screen's height."""
+    return page.evaluate("""() => {
+        const outer = document.querySelector('.reveal .slides > section.present');
+        const slide = outer.querySelector(':scope > section.present') || outer;
+        return {height: Math.round(slide.scrollHeight),
+                screen: Math.round(document.querySelector('.reveal').clientHeight),
+                heading: ((slide.querySelector('h1, h2, h3') || {}).textContent || '')
+                    .replace('¶', '').trim().slice(0, 70)};
+    }""")
+
+
 def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
     """Everything wrong with lesson ``path`` (served under lessons/) shown as slides."""
     notebook = nbformat.read(path, as_version=4)
@@ -84,13 +103,20 @@ def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
         problems.append(f"title {title!r}, expected {expected.strip()!r}")
     problems += widget_problems(page, notebook)
     problems += empty_outputs(page)
-    seen = set()
+    seen, heights = set(), HEIGHTS.setdefault(path.stem, [])
     while present_slide(page) not in seen:
         where = present_slide(page)
         seen.add(where)
         overflow = slide_overflow(page)
         if overflow:
             problems.append(f"slide {where} is cut off: {overflow}")
+        height = slide_height(page)
+        heights.append({"slide": list(where), **height})
+        if height["height"] > MOST_SCREENS_PER_SLIDE * height["screen"]:
+            problems.append(
+                f"slide {where} ({height['heading']!r}) is {height['height']} px tall, more "
+                f"than {MOST_SCREENS_PER_SLIDE} screens of {height['screen']} px"
+            )
         page.keyboard.press("Space")  # next slide, vertical ones included
         page.wait_for_timeout(250)
     if len(seen) < slides:
@@ -98,11 +124,19 @@ def check_slides(page, base_url: str, token: str, path: Path) -> list[str]:
     return problems
 
 
+@pytest.fixture
+def screen(browser):
+    context = browser.new_context(viewport=SCREEN)
+    yield context.new_page()
+    context.close()
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
 def test_lesson_presents_as_slides_with_every_widget_shown_and_nothing_cut_off(
-    page, lab, artifacts, path
+    screen, lab, artifacts, path
 ):
     base_url, token = lab
-    problems = check_slides(page, base_url, token, path)
-    page.screenshot(path=str(artifacts / f"slides-{path.stem}.png"))
+    problems = check_slides(screen, base_url, token, path)
+    screen.screenshot(path=str(artifacts / f"slides-{path.stem}.png"))
+    (artifacts / "slide-heights.json").write_text(json.dumps(HEIGHTS, indent=1))
     assert problems == [], "\n".join(problems)
