@@ -137,6 +137,8 @@ softplus = tf.nn.softplus
             (softplus, lambda up, x: 2.0 * up * tf.sigmoid(x), "scale_factor"),
             (softplus, lambda up, x: up * tf.sigmoid(2.0 * x), "wrong_local_derivative"),
             (softplus, lambda up, x: up * tf.sigmoid(x) + up**2, "upstream_not_linear"),
+            (softplus, lambda up, x: tf.reduce_sum(up) * tf.sigmoid(x), "upstream_reduced"),
+            (softplus, lambda up, x: tf.reduce_mean(up) * tf.sigmoid(x), "upstream_reduced"),
             (tf.sigmoid, sigmoid_backward, "value_is_sigmoid"),
             (lambda x: tf.nn.softplus(x) + 1.0, sigmoid_backward, "constant_offset"),
             (lambda x: tf.nn.softplus(x) - 0.5, sigmoid_backward, "constant_offset"),

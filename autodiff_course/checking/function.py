@@ -184,16 +184,37 @@ def one_tensor_per_key(value, probe, exercise, name: str) -> dict:
             f"{sorted(expected)}. Pass the dict itself as the sources.",
             "wrong_keys",
         )
+    _swapped_entries(value, expected)
     return {
         key: as_values(value[key], name=f"The entry {key!r}", shape=want.shape, dtype=probe.dtype)
         for key, want in expected.items()
     }
 
 
+def _swapped_entries(value, expected) -> None:
+    """Two entries that hold each other's shapes (and not their own): keys swapped."""
+    shapes = {str(k): tuple(getattr(v, "shape", np.shape(v))) for k, v in value.items()}
+    for a in expected:
+        for b in expected:
+            own = shapes[a] == expected[a].shape or shapes[b] == expected[b].shape
+            if (
+                a < b
+                and not own
+                and (shapes[a], shapes[b]) == (expected[b].shape, expected[a].shape)
+            ):
+                raise Wrong(
+                    f"The entries {a!r} and {b!r} hold each other's shapes: the gradients are "
+                    f"stored under swapped keys. Pass the dict itself as the sources, and the "
+                    "gradients come back under the right keys.",
+                    "wrong_keys",
+                )
+
+
 FLOAT32_INSIDE = (
     "Your result is float64, but only about as precise as float32: part of the computation "
     "ran in float32 (a tf.cast(..., tf.float32), or a constant made with dtype=tf.float32, "
-    "converted back afterwards). Keep every step in the input's dtype."
+    "converted back afterwards; a Keras optimizer keeps its learning rate in float32). Keep "
+    "every step in the input's dtype."
 )
 
 
@@ -603,10 +624,10 @@ class Function(Harness):
         automatic differentiation where the exercise forbids finite differences."""
         observation = case.observation
         if observation is not None and needs_provenance(observation.log):
-            run, handed, _ = self.recorded(case)
-            found = self._hidden_none(run, handed)
+            run, handed, explained = self.recorded(case)
+            found = self._hidden_none(run, handed) or self._went_on(case, run, explained)
             if found is not None:
-                return found
+                return found  # a None behind a wrong result explains it before any mistake
         details = observation.details if observation is not None else {}
         tensors = [a for a in details.get("arguments", ()) if hasattr(a, "shape")]
         batch = tuple(tensors[0].shape) if tensors else ()
@@ -642,15 +663,21 @@ class Function(Harness):
         (or a variable rebound), float32 arithmetic inside a float64 answer, then the
         nesting the exercise demands."""
         run, handed, explained = self.recorded(case)
-        if explained is not None:
-            code, text = explained
-            if code in ("no_gradient", "source_not_used") and not np.any(case.expected):
-                return Wrong(STRUCTURAL_NONE.format(label=case.probe.label), "structural_none")
-            if code == "variable_replaced":
-                return Wrong(text, code)
-            lead = ZEROS_FOR_NONE if not np.any(case.got) and np.any(case.expected) else WENT_ON
-            return Wrong(lead + text, code, point=_which_call(run.log))
-        return self._float32_inside(case, run) or self._not_nested(run.log)
+        found = self._went_on(case, run, explained)
+        return found or self._float32_inside(case, run) or self._not_nested(run.log)
+
+    def _went_on(self, case, run, explained) -> Wrong | None:
+        """The recorded run's explanation of a None (or a variable rebound) behind a wrong
+        result."""
+        if explained is None:
+            return None
+        code, text = explained
+        if code in ("no_gradient", "source_not_used") and not np.any(case.expected):
+            return Wrong(STRUCTURAL_NONE.format(label=case.probe.label), "structural_none")
+        if code == "variable_replaced":
+            return Wrong(text, code)
+        lead = ZEROS_FOR_NONE if not np.any(case.got) and np.any(case.expected) else WENT_ON
+        return Wrong(lead + text, code, point=_which_call(run.log))
 
     def _hidden_none(self, run, handed) -> Wrong | None:
         """Zeros that ``unconnected_gradients=ZERO`` put where the record shows a None."""

@@ -145,6 +145,29 @@ def reduced_gradient(case) -> list:
     return found
 
 
+def _summed_upstream(case, up, local) -> Wrong | None:
+    """An element-wise rule whose every element is the local derivative times one number
+    made of the whole upstream (its sum or mean), where each element's own belongs."""
+    with np.errstate(all="ignore"):
+        ratio = case.got / local
+    usable = np.isfinite(ratio) & (np.abs(local) > 1e-30)
+    if up.size < 2 or usable.sum() < 2:
+        return None
+    values = ratio[usable]
+    if not np.allclose(values, values[0], rtol=1e-4, atol=0.0):
+        return None
+    for word, made in (("sum", up.sum()), ("mean", up.mean())):
+        if np.isclose(values[0], made, rtol=1e-4) and not np.allclose(up, made):
+            return Wrong(
+                f"{case.noun[:1].upper()}{case.noun[1:]} is the local derivative times the "
+                f"{word} of the whole upstream, one number for every element. An element-wise "
+                "rule multiplies each element's local derivative by that element's own "
+                "upstream: upstream * local, no reduction.",
+                "upstream_reduced",
+            )
+    return None
+
+
 def upstream_linearity(
     case, transform=None, local_name: str = "", elementwise: bool = True
 ) -> Wrong | None:
@@ -207,6 +230,9 @@ def upstream_linearity(
     name = f" is not {local_name}" if local_name else " is wrong"
     if pointwise:
         expected_local = case.expected / t1
+        summed = _summed_upstream(case, t1, expected_local)
+        if summed is not None:
+            return summed
         local = np.where(usable, local1, np.nan)
         point = describe_difference(
             local, expected_local, where, case.tolerance.rtol, case.tolerance.atol

@@ -90,15 +90,18 @@ def _run(exercise, answer) -> str:
             try:
                 seen.append((probe, _judged(exercise, answer, probe, seen, len(probes) > 1)))
             except Wrong as wrong:
-                if (
-                    seen
-                    and wrong.mistake not in ("too_slow", "keeps_state")
-                    and _other_when_repeated(exercise, answer, probe, wrong)
-                ):
-                    raise keeps_state(
-                        getattr(harness, "name", "Your function"),
-                        "called again with the same arguments, it gave another verdict",
-                    ).about(probe.label) from None
+                if seen and wrong.mistake not in ("too_slow", "keeps_state", "not_repeatable"):
+                    name = getattr(harness, "name", "Your function")
+                    if _other_when_repeated(exercise, answer, probe, wrong):
+                        raise keeps_state(
+                            name, "called again with the same arguments, it gave another verdict"
+                        ).about(probe.label) from None
+                    if _no_longer_right(exercise, answer, seen[0][0]):
+                        raise keeps_state(
+                            name,
+                            "called again with the first probe's arguments, it no longer "
+                            "gave the answer it gave the first time",
+                        ).about(probe.label) from None
                 raise
         harness.statefulness(answer, seen, exercise)
     except Wrong as wrong:
@@ -125,6 +128,15 @@ def _other_when_repeated(exercise, answer, probe: Probe, wrong: Wrong) -> bool:
     except Wrong as again:
         return (again.mistake, again.message) != (wrong.mistake, wrong.message)
     return True
+
+
+def _no_longer_right(exercise, answer, probe: Probe) -> bool:
+    """The first probe, right when it was called first, called again after a wrong one."""
+    try:
+        _judged(exercise, answer, probe, (), True)
+    except Wrong:
+        return True
+    return False
 
 
 def repeats_an_earlier_call(exercise, seen, probe: Probe, observation) -> None:

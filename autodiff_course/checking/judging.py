@@ -150,6 +150,7 @@ def worst_point(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32
         excess = np.abs(got - expected) / (rtol * np.abs(expected) + atol)
     excess = np.where(np.isfinite(got), excess, np.inf)
     excess = np.nan_to_num(excess, nan=np.inf)
+    excess = np.where(np.isnan(got) & np.isnan(expected), 0.0, excess)  # nan where nan belongs
     return np.unravel_index(int(np.argmax(excess)), got.shape) if got.shape else ()
 
 
@@ -223,10 +224,11 @@ def generic_mistake(
         return (
             "approximation",
             f"{_head(what)} {_is(what)} close (relative error up to "
-            f"{worst:.1e}), but not as close as exact arithmetic gets: the check "
-            f"allows {rtol:.0e}. That is the error of an approximation: a finite "
-            f"difference, float32 arithmetic where the input is float64, or a "
-            f"rounded constant.",
+            f"{worst:.1e}), but not as close as the check allows ({rtol:.0e}): some "
+            f"step is computed otherwise than the exercise asks (an estimate where "
+            f"autodiff or a formula belongs, another step size or learning rate, "
+            f"float32 arithmetic where the input is float64, a rounded constant, or "
+            f"a value kept from an earlier step).",
         )
     if matches(got, -expected, **loose) and np.any(expected != 0.0):
         return (

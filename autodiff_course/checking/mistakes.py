@@ -132,6 +132,7 @@ SHARED: dict[str, str] = {
     "computed_outside": "the output computed outside the ForwardAccumulator block",
     # Upstream gradients and custom gradients, shared by lessons 01, 03, 04 and 06.
     "forgot_upstream": "the backward rule ignores the upstream gradient",
+    "upstream_reduced": "an element-wise rule that sums or averages the upstream",
     "grad_fn_raised": "the gradient function raised",
     "differentiated_twice": "one differentiation too many",
     "value_not_derivative": "the function's value where its derivative belongs",

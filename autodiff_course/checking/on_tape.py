@@ -375,9 +375,17 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
         )
     counted = re.search(r"expected to return (\d+) gradients, but returned (\d+)", wrong.hint)
     if counted:
+        more = int(counted.group(2)) > int(counted.group(1)) and reads_variable
         return Wrong(
             f"Your grad_fn returned {counted.group(2)} gradients, but the function has "
-            f"{counted.group(1)} input(s): return one gradient per input, each shaped like it.",
+            f"{counted.group(1)} input(s): return one gradient per input, each shaped like it."
+            + (
+                " TensorFlow expects a gradient for w only when the forward pass reads the "
+                "variable itself (w * x), not a number copied from it with float() or "
+                ".numpy(), which the tape sees as a constant."
+                if more
+                else ""
+            ),
             "grad_fn_raised",
         )
     return Wrong(wrong.hint, "grad_fn_raised")

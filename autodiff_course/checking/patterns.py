@@ -54,8 +54,8 @@ def only_float32_digits(got, expected) -> bool:
 
 def float32_digits_wrong(what: str) -> Wrong:
     return Wrong(
-        f"{_head(what)} {_has(what)} the right dtype, float64, but only float32's "
-        f"digits: every value is a float32 number. Somewhere the computation "
+        f"{_head(what)} {_has(what)} only float32's digits where the input is "
+        f"float64: every value is a float32 number. Somewhere the computation "
         f"went through float32 (a cast, a tf.constant without dtype, "
         f"dtype=tf.float32) and was cast back. Keep the input's dtype "
         f"throughout.",
@@ -156,8 +156,10 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
     return Wrong(
         f"{_head(what)} {_is(what)} close to the answer everywhere (the largest "
         f"difference, {largest:.2g}, is {100 * largest / scale:.2g}% of the "
-        f"largest value) but not exact: that is what a finite difference or "
-        f"float32 arithmetic gives. The exercise asks for the exact formula.",
+        f"largest value) but not as close as the check allows: some step is "
+        f"computed otherwise than the exercise asks (an estimate where autodiff or "
+        f"a formula belongs, another step size, float32 arithmetic, a rounded "
+        f"constant).",
         "approximation",
     )
 

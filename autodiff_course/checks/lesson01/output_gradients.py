@@ -29,7 +29,10 @@ ONES += "the target. Pass output_gradients=dy with dy = 2 (output - target) / N.
 FROM_X = "You computed dy from x; it is the loss's derivative with respect to the output."
 DY = f"You returned dy itself: return {PASS}, dy times the local derivative."
 AGAIN = f"You multiplied by sigmoid(x) after the tape: {PASS} already is dy * sigmoid(x)."
-TWICE = f"dy was applied twice: output_gradients=dy with the loss in the target. Call {PASS}."
+TWICE = (
+    "dy was applied twice: once through output_gradients=dy and once more (multiplied in "
+    f"after the call, or with the loss as the target). Call {PASS} and return its result."
+)
 EXERCISE = spec.Exercise(
     number="1.4",
     title="The whole chain through `output_gradients`",

@@ -53,6 +53,15 @@ def _too_large(got, p):
         return {"norm": f"{n[short]:.3g}", "got": f"{got[short]:.6g}"}
 
 
+def _outside(got, p):  # n + eps: the same offset at rows of zeros and at short rows
+    n = norms(p)
+    zero, short = n == 0.0, (n > 0) & (n < 0.5)
+    d = got - n
+    if zero.any() and short.any() and np.all(d[zero] > 0):
+        return {} if np.allclose(d[short], d[zero].mean(), rtol=0.2) else None
+    return None
+
+
 def _threshold(got, p):
     n = norms(p)
     small, right = (n > 0) & (n < 0.5) & (got == 0.0), matches(got[n >= 0.5], n[n >= 0.5], 1e-5)
@@ -67,6 +76,10 @@ MISTAKES = (
                lambda p: () if p.x.shape[0] > 1 else None, "one norm where one per row belongs"),
     spec.Shape("wrong_axis", "You returned one value per column, a reduction over the batch" + AXIS,
                lambda p: p.x.shape[1:] if p.x.shape[0] != p.x.shape[1] else None),
+    spec.Pattern("eps_outside_sqrt", "Your norm is sqrt(...) + epsilon: the same offset at every "
+                 "row. Added after the square root, epsilon protects nothing: the gradient of "
+                 "sqrt at 0 is still inf times 0. Put it inside: sqrt(sum(g**2) + 1e-12).",
+                 _outside, part="value", means="an epsilon added after the square root"),
     spec.Pattern("eps_too_large", "Right for long rows, too large for short ones: the row of norm "
                  "{norm} gives {got}. Your epsilon is too large: 1e-12 inside the square root is "
                  "enough.", _too_large, part="value", means="an epsilon that changes small norms"),

@@ -72,6 +72,13 @@ EXERCISE = spec.Exercise(
             means="the blocks of the first example's inputs for every example",
         ),
         spec.Mistake(
+            "other_block",
+            "You kept block (b, b+1) of the full Jacobian: x's example b+1 against y's "
+            "example b. Keep each example's own block, d y[b] / d x[b].",
+            _taken(lambda k: np.stack([k[b, :, (b + 1) % len(k)] for b in range(len(k))])),
+            means="another example's block for each example",
+        ),
+        spec.Mistake(
             "rank_two_only",
             "full[b, :, b] takes axis 2 for x's batch axis; with two axes per example it comes "
             "after all of y's (axis {axis}): tf.gather(full[b], b, axis=...) fits any rank.",

@@ -48,12 +48,13 @@ GRAPHS = {
 
 def draw(rng) -> list:
     """The five graphs with fresh values and upstreams (never 1): x*x + x (a vector; the
-    rule of `+` hands one array to two inputs), x + x (a (1, n) row), x*x*x (a scalar),
-    (x + x) + x (float32) and two inputs sharing a graph (a matrix)."""
+    rule of `+` hands one array to two inputs), x + x (a (1, n) row), x*x*x (a float32
+    scalar, where a Python float stored would widen it), (x + x) + x (float32) and two
+    inputs sharing a graph (a matrix)."""
     m, n = sizes(rng, 2)
     probes = []
     for graph, shape in zip(GRAPHS, [(n,), (1, n), (), (m,), (m, n)]):
-        dtype = "float32" if shape == (m,) else "float64"
+        dtype = "float32" if shape in ((m,), ()) else "float64"
         x, y = (as_dtype(signed(rng, shape, 0.6), dtype) for _ in "xy")
         probes.append(Probe(dtype, x, as_dtype(upstream(rng, shape), dtype), {"y": y}, graph))
     return probes
