@@ -269,7 +269,7 @@ LESSONS_WITH_FLOAT_RESULTS = (1, 2, 3, 4, 5, 6)
 LESSONS_ON_FLUSH_TO_ZERO = (3, 4)
 # The lessons that print results of float32 matrix products (TF32 on a GPU).
 LESSONS_WITH_FLOAT32_MATMULS = (4, 5, 6)
-# The lesson whose digit losses come from the 8-wide AVX float32 kernels of x86 builds.
+# The lesson whose optional aside rests on the 8-wide AVX float32 kernels of x86 builds.
 LESSONS_ON_X86_KERNELS = (3,)
 
 
@@ -313,8 +313,8 @@ def runtime_differences(runtime: Runtime) -> list[str]:
         differences.append(
             f"the CPU is {runtime.machine}, not x86-64, so float results in "
             f"{lessons(LESSONS_WITH_FLOAT_RESULTS)} may differ in their last digits, and "
-            f"the section of {lessons(LESSONS_ON_X86_KERNELS)} on 8-wide AVX kernels "
-            "describes x86 builds"
+            f"the optional aside of {lessons(LESSONS_ON_X86_KERNELS)} on 8-wide AVX "
+            "kernels describes x86 builds"
         )
     if runtime.gpus:
         differences.append(
