@@ -7,12 +7,12 @@ import pytest
 import tensorflow as tf
 
 from autodiff_course.checking.answers import as_values
-from autodiff_course.checking.differentiating import why_none
 from autodiff_course.checking.function import Function
 from autodiff_course.checking.function import one_tensor_per_key
 from autodiff_course.checking.judging import FLOAT32
 from autodiff_course.checking.judging import cancelling
 from autodiff_course.checking.observing import observe
+from autodiff_course.checking.provenance import why_none
 from autodiff_course.checking.spec import Exercise
 from autodiff_course.checking.spec import Mistake
 from autodiff_course.checking.spec import Probe

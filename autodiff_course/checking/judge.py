@@ -72,15 +72,10 @@ from .spec import Pattern
 from .spec import Probe
 from .spec import Symptom
 from .verdicts import Wrong
-from .verdicts import evaluate as verdict_of
 
 
-def evaluate(exercise, answer):
-    """The :class:`~.verdicts.CheckResult` of ``answer`` for ``exercise``."""
-    return verdict_of(exercise.number, exercise.title, lambda _: _run(exercise, answer), answer)
-
-
-def _run(exercise, answer) -> str:
+def run(exercise, answer) -> str:
+    """The praise for ``answer``, judged probe by probe (else the Wrong, raised)."""
     rng = fresh_rng(exercise.number)
     probes = exercise.draw(rng)
     harness = exercise.harness
