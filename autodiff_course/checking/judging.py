@@ -51,23 +51,16 @@ def tolerance_for(dtype) -> Tolerance:
     return FLOAT64 if "64" in name else FLOAT32
 
 
-def cancelling(dtype, terms: float) -> Tolerance:
-    """The dtype's tolerance for a result that sums terms which may cancel (lesson 02):
-    its absolute part widened to 8 units of the dtype's epsilon times ``terms``, the
-    largest term, which is all a right answer can promise where the sum nearly vanishes."""
-    base = tolerance_for(dtype)
-    epsilon = float(np.finfo(np.dtype(getattr(dtype, "name", dtype))).eps)
-    return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(terms)))
-
-
 def of_terms(scale):
-    """An exercise's ``tolerance`` for a result whose terms can cancel (lesson 04): the
-    dtype's own ``rtol``, and an ``atol`` of that rtol times ``scale(probe)``, the size of
-    the terms, so a value near 0 is judged against what it is made of."""
+    """An exercise's ``tolerance`` for a result that sums terms which may cancel (lessons
+    02 and 04): the dtype's own ``rtol``, and an ``atol`` of 8 units of the dtype's
+    epsilon times ``scale(probe)``, the size of the largest term, which is all a right
+    answer can promise where the sum nearly vanishes."""
 
     def tolerance(probe, part):
-        rtol = tolerance_for(probe.dtype).rtol
-        return Tolerance(rtol, rtol * float(scale(probe)))
+        base = tolerance_for(probe.dtype)
+        epsilon = float(np.finfo(np.dtype(probe.dtype)).eps)
+        return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(scale(probe))))
 
     return tolerance
 
