@@ -89,15 +89,12 @@ def run(exercise, answer) -> str:
                 if seen and wrong.mistake not in ("too_slow", "keeps_state", "not_repeatable"):
                     name = getattr(harness, "name", "Your function")
                     if _other_when_repeated(exercise, answer, probe, wrong):
-                        raise keeps_state(
-                            name, "called again with the same arguments, it gave another verdict"
-                        ).about(probe.label) from None
+                        how = "called again with the same arguments, it gave another verdict"
+                        raise keeps_state(name, how).about(probe.label) from None
                     if _no_longer_right(exercise, answer, seen[0][0]):
-                        raise keeps_state(
-                            name,
-                            "called again with the first probe's arguments, it no longer "
-                            "gave the answer it gave the first time",
-                        ).about(probe.label) from None
+                        how = "called again with the first probe's arguments, it no longer gave "
+                        how += "the answer it gave the first time"
+                        raise keeps_state(name, how).about(probe.label) from None
                 raise
         harness.statefulness(answer, seen, exercise)
     except Wrong as wrong:

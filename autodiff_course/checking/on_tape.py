@@ -72,8 +72,6 @@ class OnTape(Harness):
     without_rule: str = ""
     local: str = ""
 
-    main = "value"
-
     def noun(self, part: str) -> str:
         return {
             "value": "your value",
