@@ -13,26 +13,29 @@ from autodiff_course.checking import ExerciseNotSolved
 from autodiff_course.checking import Status
 from autodiff_course.checking import Wrong
 from autodiff_course.checking import answers
-from autodiff_course.checking import as_sequence
-from autodiff_course.checking import as_values
-from autodiff_course.checking import call_answer
-from autodiff_course.checking import describe_difference
 from autodiff_course.checking import evaluate
 from autodiff_course.checking import exercise
-from autodiff_course.checking import explain_difference
-from autodiff_course.checking import forbid_jacobian
-from autodiff_course.checking import fresh_rng
-from autodiff_course.checking import generic_mistake
-from autodiff_course.checking import matches
 from autodiff_course.checking import mistakes
-from autodiff_course.checking import observed_call
-from autodiff_course.checking import record_answer
-from autodiff_course.checking import require_by_hand
-from autodiff_course.checking import require_custom_backward_ran
-from autodiff_course.checking import require_forward_mode
-from autodiff_course.checking import require_nested
-from autodiff_course.checking import require_output_gradients
-from autodiff_course.checking import why_none
+from autodiff_course.checking.answers import as_sequence
+from autodiff_course.checking.answers import as_values
+from autodiff_course.checking.answers import call_answer
+from autodiff_course.checking.differentiating import forbid_jacobian
+from autodiff_course.checking.differentiating import require_by_hand
+from autodiff_course.checking.differentiating import require_forward_mode
+from autodiff_course.checking.differentiating import require_nested
+from autodiff_course.checking.differentiating import require_output_gradients
+from autodiff_course.checking.judging import describe_difference
+from autodiff_course.checking.judging import generic_mistake
+from autodiff_course.checking.judging import matches
+from autodiff_course.checking.observing import observe
+from autodiff_course.checking.on_tape import OnTape
+from autodiff_course.checking.probes import fresh_rng
+from autodiff_course.checking.provenance import missing
+from autodiff_course.checking.provenance import run_answer
+from autodiff_course.checking.provenance import why_none
+from autodiff_course.checking.spec import Exercise
+from autodiff_course.checking.spec import Mistake
+from autodiff_course.checking.spec import Probe
 
 
 @exercise("9.1", "double")
@@ -225,13 +228,25 @@ def test_transposed_matrices_are_named():
     assert generic_mistake(expected.T, expected)[0] == "transposed"
 
 
-def test_explain_difference_prefers_the_exercises_own_mistakes():
-    expected = np.array([1.0, 2.0, 3.0])
-    own = [("forgot_upstream", "own hint", np.array([2.0, 4.0, 6.0]))]
-    wrong = explain_difference(np.array([2.0, 4.0, 6.0]), expected, summary="s", known=own)
-    assert (wrong.mistake, wrong.hint) == ("forgot_upstream", "own hint")
-    other = explain_difference(np.array([1.0, 5.0, 2.0]), expected, summary="Not it.")
-    assert other.mistake == "other" and other.hint.startswith("Not it. For example")
+def test_the_exercises_own_mistakes_come_before_the_generic_ones():
+    from autodiff_course.checking.function import Function
+
+    spec = Exercise(
+        number="9.3",
+        title="demo",
+        stars=1,
+        minutes=1,
+        harness=Function(),
+        probes=lambda rng: [Probe("float32", np.array([1.0, 2.0, 3.0]))],
+        reference=lambda p: p.x,
+        mistakes=(Mistake("forgot_upstream", "own hint", lambda p: 2.0 * p.x),),
+        describe={"value": "x itself"},
+    )
+    own = spec.evaluate(lambda x: 2.0 * x)  # also the answer times 2: the own mistake wins
+    assert (own.mistake, own.message) == ("forgot_upstream", "own hint")
+    other = spec.evaluate(lambda x: tf.constant([1.0, 5.0, 2.0]))
+    assert other.mistake == "other" and other.message.startswith("Your result should be x")
+    assert "For example" in other.message
 
 
 def test_fresh_probes_differ_per_call_but_not_per_process():
@@ -253,6 +268,13 @@ def test_a_probe_seed_moves_every_check_to_other_draws(monkeypatch):
 # -- observing how an answer differentiates ----------------------------------
 
 X = tf.constant([0.5, -1.5])
+
+
+def observed_call(answer, *args):
+    """``(value, log)``: the answer's result and how it differentiated."""
+    with observe() as log:
+        value = call_answer(answer, *args)
+    return value, log
 
 
 def by_tape(x):
@@ -362,7 +384,7 @@ def test_unwatched_and_integer_sources(make_tape):
         return tape.gradient(y, x)
 
     assert why_none(observed_call(unwatched, X)[1])[0] == "unwatched_constant"
-    assert why_none(observed_call(integer, X)[1])[0] == "integer_dtype"
+    assert missing(run_answer(integer, X))[0] == "integer_dtype"
 
 
 def test_forward_mode_is_told_from_reverse_mode():
@@ -403,21 +425,32 @@ def stable_softplus(x):
     return tf.nn.softplus(x), grad_fn
 
 
+def recorded_on_tape(answer):
+    """The answer recorded on the check's own tape, as the custom-gradient harness does."""
+    harness = OnTape()
+    tape, x, value, log, w = harness.record(answer, Probe("float32", X.numpy()))
+
+    def gradient_for(upstream):
+        return harness.gradients(tape, x, value, w, upstream, "float32")
+
+    return harness, gradient_for, log
+
+
 def test_the_custom_rule_is_seen_to_produce_the_gradient():
-    recorded = record_answer(stable_softplus, X)
+    harness, gradient_for, log = recorded_on_tape(stable_softplus)
     upstream = tf.constant([2.0, -3.0])
-    gradient = recorded.gradient(upstream)[0]
-    require_custom_backward_ran(recorded.log)
-    ((upstreams, returned),) = recorded.log.custom_calls[0].backward
+    gradient = gradient_for(upstream)[0]
+    harness._require_rule(log, gradient_missing=False)
+    ((upstreams, returned),) = log.custom_calls[0].backward
     assert np.allclose(upstreams[0].numpy(), upstream.numpy())
     assert np.allclose(returned[0].numpy(), gradient.numpy())
 
 
 def test_no_custom_rule_is_named():
-    recorded = record_answer(tf.nn.softplus, X)
-    recorded.gradient(tf.ones_like(X))
+    harness, gradient_for, log = recorded_on_tape(tf.nn.softplus)
+    gradient_for(tf.ones_like(X))
     with pytest.raises(Wrong) as caught:
-        require_custom_backward_ran(recorded.log)
+        harness._require_rule(log, gradient_missing=False)
     assert caught.value.mistake == "custom_gradient_not_used"
 
 
@@ -429,10 +462,10 @@ def test_an_error_in_grad_fn_is_the_learners():
 
         return tf.nn.softplus(x), grad_fn
 
-    recorded = record_answer(broken, X)
+    _, gradient_for, _ = recorded_on_tape(broken)
     with pytest.raises(Wrong) as caught:
-        recorded.gradient(tf.ones_like(X))
-    assert caught.value.mistake == "raised"
+        gradient_for(tf.ones_like(X))
+    assert caught.value.mistake == "grad_fn_raised"
     assert "NameError" in caught.value.hint and "of your code" in caught.value.hint
 
 
@@ -441,7 +474,7 @@ def test_instruments_are_removed_after_observing():
 
     before = backprop.GradientTape.gradient
     with pytest.raises(ZeroDivisionError):
-        with observed_call.__globals__["observe"]():
+        with observe():
             assert backprop.GradientTape.gradient is not before
             raise ZeroDivisionError
     assert backprop.GradientTape.gradient is before
@@ -467,7 +500,7 @@ def test_shared_codes_may_be_registered_again_but_lessons_may_not_clash():
 
 
 def test_fresh_upstreams_are_never_one():
-    from autodiff_course.checking import upstream
+    from autodiff_course.checking.probes import upstream
 
     for call in range(50):
         values = upstream(fresh_rng(f"demo.upstream.{call}"), (40,))
@@ -511,8 +544,8 @@ def test_a_target_made_outside_the_block_is_named(where):
             y = x * x
         return tape.gradient(y, x)
 
-    value, log = observed_call(answer, X)
-    assert value is None
-    code, hint = why_none(log)
+    run = run_answer(answer, X)
+    assert run.value is None
+    code, hint = missing(run)
     assert code == "computed_outside_tape"
     assert ("stop_recording" in hint) == (where == "paused")

@@ -279,7 +279,7 @@ def test_a_cache_filled_by_every_new_input_is_not_state_set_once():
 
 
 def test_own_state_covers_defaults_attributes_closures_and_globals():
-    from autodiff_course.checking.function import own_state
+    from autodiff_course.checking.harness import own_state
 
     kept = {}
 

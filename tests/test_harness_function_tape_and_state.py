@@ -7,12 +7,12 @@ import pytest
 import tensorflow as tf
 
 from autodiff_course.checking.answers import as_values
-from autodiff_course.checking.differentiating import why_none
 from autodiff_course.checking.function import Function
 from autodiff_course.checking.function import one_tensor_per_key
 from autodiff_course.checking.judging import FLOAT32
-from autodiff_course.checking.judging import cancelling
+from autodiff_course.checking.judging import of_terms
 from autodiff_course.checking.observing import observe
+from autodiff_course.checking.provenance import why_none
 from autodiff_course.checking.spec import Exercise
 from autodiff_course.checking.spec import Mistake
 from autodiff_course.checking.spec import Probe
@@ -218,9 +218,10 @@ def test_a_python_number_has_no_dtype_to_check():
 
 
 def test_cancelling_terms_widen_only_the_absolute_tolerance():
-    widened = cancelling("float32", 10.0)
+    float32 = Probe("float32", np.zeros(2))
+    widened = of_terms(lambda p: 10.0)(float32, "value")
     assert widened.rtol == FLOAT32.rtol and widened.atol == pytest.approx(8 * 1.1920929e-07 * 10)
-    assert cancelling("float32", 0.0).atol == FLOAT32.atol
+    assert of_terms(lambda p: 0.0)(float32, "value").atol == FLOAT32.atol
 
 
 def _probes64(rng):

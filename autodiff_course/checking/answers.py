@@ -92,7 +92,7 @@ def time_limit(seconds: float | None = None):
         yield
         return
 
-    def stop(signum, frame):
+    def stop(*_):
         raise AnswerTooSlow()
 
     previous_handler = signal.signal(signal.SIGALRM, stop)
@@ -443,23 +443,6 @@ def as_sequence(value, length: int, *, name: str = "Your function", what: str = 
         )
     return tuple(value)
 
-
-__all__ = [
-    "AnswerTooSlow",
-    "FORGOT_DECORATOR_HINT",
-    "TIME_LIMIT_SECONDS",
-    "as_sequence",
-    "as_values",
-    "call_answer",
-    "forgot_custom_gradient_decorator",
-    "function_label",
-    "learner_code",
-    "require_callable",
-    "shape_hint",
-    "shape_wrong",
-    "time_limit",
-    "where_in_learner_code",
-]
 
 if sys.platform == "win32":  # pragma: no cover - documented limitation
     __doc__ += "\nOn Windows there is no SIGALRM: a slow answer is not stopped.\n"

@@ -1,84 +1,36 @@
-"""Running an answer under a tape, demanding a method, explaining a ``None``.
+"""The methods an exercise demands, read from how the answer differentiated (lessons 01
+to 06).
 
-Used by the checks of lessons 01 to 06:
-
-* :func:`record_answer` calls the learner's function on a tape of the check's
-  own (as a model would use it) while :func:`~.observing.observe` watches how the
-  answer differentiates; :meth:`Recorded.gradient` then differentiates the result
-  with any upstream, so a forgotten ``upstream *`` shows, and attributes an error
-  in the learner's ``grad_fn`` to the learner.
-* ``require_*`` functions turn a method the exercise demands into a verdict.
-* :func:`why_none` names the cause of a ``None`` gradient from what the tapes
-  actually saw (unwatched constant, integer dtype, missing outer ``watch``, inner
-  gradient computed after the outer block, NumPy detour, operation without a
-  gradient, stateful assign), instead of guessing one cause.
+``require_*`` functions turn a method into a verdict, from the
+:class:`~.observing.MethodLog` of the answer's tapes and accumulators; :class:`Demands`
+holds the method flags of :class:`~.function.Function` (``by_hand``,
+``output_gradients``, ``nested``, ``forward_mode``, ``forbid``, ``record_once``,
+``tape``, ``wrt``, ``numpy``) as verdicts; :func:`why_it_raised` names the tape or
+accumulator call behind an error the answer raised.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import astuple
 
-from .answers import LEARNER_ERRORS
-from .answers import as_values
-from .answers import call_answer
-from .answers import learner_code
+import numpy as np
+
+from .judging import matches
 from .observing import MethodLog
-from .observing import observe
-from .verdicts import NotAttempted
 from .verdicts import Wrong
 
-
-@dataclass
-class Recorded:
-    """An answer's output, recorded on the check's own tape, and how it was made."""
-
-    tape: object
-    value: object
-    inputs: tuple
-    log: MethodLog
-
-    def gradient(self, upstream=None, sources=None, *, label: str = "Your gradient function"):
-        """d(value)/d(sources) with ``upstream`` as ``output_gradients``.
-
-        Errors raised while TensorFlow runs the learner's ``grad_fn`` are reported
-        as the learner's. Returns TensorFlow's result unchanged (None included).
-        """
-        sources = list(self.inputs) if sources is None else sources
-        with learner_code(label):
-            return self.tape.gradient(self.value, sources, output_gradients=upstream)
-
-
-def record_answer(answer, *inputs, name: str | None = None, watch=None) -> Recorded:
-    """Call ``answer(*inputs)`` on a persistent tape that watches ``watch`` (default: inputs)."""
-    import tensorflow as tf
-
-    tape = tf.GradientTape(persistent=True)  # the check's own: not observed
-    with tape:
-        for tensor in inputs if watch is None else watch:
-            if isinstance(tensor, (tf.Tensor, tf.Variable)) and tensor.dtype.is_floating:
-                tape.watch(tensor)
-        with observe() as log:
-            value = call_answer(answer, *inputs, name=name)
-    return Recorded(tape, value, inputs, log)
-
-
-def observed_call(answer, *args, name: str | None = None):
-    """``(value, log)``: the answer's result and how it differentiated."""
-    with observe() as log:
-        value = call_answer(answer, *args, name=name)
-    return value, log
-
-
-def observed_call_keeping_errors(answer, *args, name: str | None = None):
-    """``(value, log, wrong)``: like :func:`observed_call`, but an exception raised by
-    the answer comes back as ``wrong`` so the log can explain it first."""
-    with observe() as log:
-        try:
-            return call_answer(answer, *args, name=name), log, None
-        except Wrong as wrong:
-            if wrong.mistake not in LEARNER_ERRORS:
-                raise
-            return None, log, wrong
+FORBIDDEN = {
+    "jacobian": "tape.jacobian",
+    "accumulator": "ForwardAccumulator",
+    "gradcheck": "course finite-difference helper",
+}
+FORWARD_OVER_REVERSE = (
+    "Your function used a ForwardAccumulator around the gradient (forward over reverse). "
+    "This exercise asks for reverse over reverse: nested GradientTapes, the outer one "
+    "differentiating what you compute from the inner gradient."
+)
 
 
 # -- methods the exercise demands -------------------------------------------------
@@ -174,250 +126,317 @@ def require_forward_mode(log: MethodLog) -> None:
         )
 
 
-def require_custom_gradient(log: MethodLog) -> None:
-    """The answer called a ``@tf.custom_gradient`` function (in eager mode)."""
-    if not log.used_custom_gradient:
-        raise Wrong(
-            "The numbers come from TensorFlow's own gradients: no "
-            "@tf.custom_gradient function ran. The exercise asks you to write "
-            "the backward rule yourself: decorate the function with "
-            "@tf.custom_gradient and return (output, grad_fn). (If you wrapped "
-            "it in tf.function, take that off: the check watches eager calls.)",
-            "custom_gradient_not_used",
-        )
+class Demands:
+    """The method flags of :class:`~.function.Function`, as verdicts:
 
-
-def require_custom_backward_ran(log: MethodLog) -> None:
-    """After a gradient: the learner's ``grad_fn`` is what produced it."""
-    require_custom_gradient(log)
-    if not log.custom_backward_ran:
-        raise Wrong(
-            "Your @tf.custom_gradient function ran, but its grad_fn never did: "
-            "the gradient came from other operations. Is the output you return "
-            "the custom function's output (not a value computed beside it)?",
-            "custom_gradient_not_used",
-        )
-
-
-# -- explaining a None -------------------------------------------------------------
-
-NON_DIFFERENTIABLE_OPS = {
-    "Round": "tf.round",
-    "Rint": "tf.math.rint",
-    "Floor": "tf.floor",
-    "Ceil": "tf.math.ceil",
-    "ArgMax": "tf.argmax",
-    "ArgMin": "tf.argmin",
-    "Sign": "tf.sign",
-}
-ASSIGN_OPS = {"AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"}
-
-
-@dataclass
-class Trace:
-    """What tracing the answer with tf.function reveals."""
-
-    numpy_detour: bool = False
-    non_differentiable: str | None = None
-    assigns: bool = False
-
-
-def trace(answer, *specs) -> Trace:
-    """Trace ``answer`` with tf.function (no op runs; variables keep their values).
-
-    ``specs`` are tf.TensorSpecs, variables or Python values.
+    * ``by_hand``: no tape, accumulator or ``tf.test.compute_gradient``;
+    * ``output_gradients``: ``tape.gradient(..., output_gradients=dy)``; ``"by_hand"``
+      also demands that ``dy`` was worked out by hand (not the result of a tape, of a
+      differentiation with respect to the output, or of ``tf.test.compute_gradient``), that
+      it is not all ones, and that the answer returns what that call gave (no factor
+      multiplied in afterwards);
+    * ``nested``: an inner tape's gradient computed while an outer tape records;
+    * ``forward_mode``: ``tf.autodiff.ForwardAccumulator`` and no reverse mode;
+    * ``forbid``: ``"jacobian"`` (no ``tape.jacobian``/``batch_jacobian``),
+      ``"gradcheck"`` (not the course's own finite differences),
+      ``"finite_differences"`` (a wrong result near the answer from code that used no
+      automatic differentiation is named an estimate, before anything else) or
+      ``"accumulator"`` (no ``ForwardAccumulator``);
+    * ``record_once``: each function the check hands over (``f``, ``layer``) is recorded at
+      most once by the answer's tapes; the text says what to do instead;
+    * ``whole_batch``: those functions mix the examples of their batch, so a wrong result
+      from calling one on part of the batch is named (the text says why);
+    * ``tape``: a ``tf.GradientTape`` computed it (the right numbers without one are
+      *not yet*, and close ones are named finite differences);
+    * ``wrt``: the names (in ``names``, the answer's parameters, which also name a missing
+      gradient's source unless ``sources`` does) of the arguments the exercise differentiates
+      with respect to; a tape asked about another argument is ``wrong_source``;
+    * ``numpy``: the answer works in NumPy and returns an array (a list, a tuple or a tensor
+      of the right numbers is named once the numbers are right);
+    * ``scalars``: :class:`~.spec.Mistake` that give one number (the loss for its gradient,
+      a slope along the diagonal), named when one number comes back where the answer has
+      several.
     """
-    import tensorflow as tf
 
-    try:
-        with learner_code("Your function"):
-            graph = tf.function(answer).get_concrete_function(*specs).graph
-    except Wrong as wrong:
-        text = wrong.hint.lower()
-        return Trace(numpy_detour="numpy" in text or "symbolic" in text)
-    except (Exception, NotAttempted):  # noqa: BLE001 - only a detour is informative
-        return Trace()
-    found = Trace()
-    for operation in graph.get_operations():
-        if found.non_differentiable is None:
-            if operation.type in NON_DIFFERENTIABLE_OPS:
-                found.non_differentiable = NON_DIFFERENTIABLE_OPS[operation.type]
-            elif operation.type == "Cast" and operation.get_attr("DstT").is_integer:
-                found.non_differentiable = "tf.cast to an integer dtype"
-        if operation.type in ASSIGN_OPS:
-            found.assigns = True
-    return found
-
-
-NONE_HINTS = {
-    "unwatched_constant": (
-        "The gradient is None for {probe}: the tape records operations only on "
-        "tensors it watches. It watches trainable tf.Variables by itself, but never "
-        "a plain tensor. Call tape.watch(x) at the start of the `with` block, before "
-        "x is used."
-    ),
-    "outer_not_watching": (
-        "The outer tape returned None for {probe}: it does not watch {probe}, so it "
-        "recorded nothing about how the inner gradient depends on {probe}. Each tape "
-        "keeps its own record: call outer.watch({probe}) at the start of the outer block."
-    ),
-    "gradient_outside_tape": (
-        "The outer tape returned None for {probe} because the inner gradient was "
-        "computed after the outer tape's `with` block had ended: the outer tape never "
-        "recorded how the first derivative was made. Indent the inner "
-        "`tape.gradient(...)` call so it runs inside the outer block."
-    ),
-    "integer_dtype": (
-        "The gradient is None for {probe}: the tape cannot differentiate with respect "
-        "to an integer tensor. Convert first, x = tf.cast(x, tf.float32), then watch "
-        "the converted tensor and differentiate with respect to it."
-    ),
-    "watched_after_use": (
-        "The gradient is None for {probe} although your tape watches it: it starts "
-        "watching too late. Operations that ran before tape.watch(x) are not on the "
-        "record, so move tape.watch(x) to the top of the `with` block."
-    ),
-    "numpy_detour": (
-        "The gradient is None because the computation leaves TensorFlow: `.numpy()`, "
-        "np.* functions or float() produce values the tape cannot follow, and "
-        "tf.constant(...) of such a value is a brand-new tensor with no history. "
-        "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."
-    ),
-    "non_differentiable_op": (
-        "The gradient is None because the computation goes through {op}, which has "
-        "no gradient: {why}. Take it off the path from x to the result."
-    ),
-    "unwatched_variable": (
-        "The gradient is None for {probe}: that variable was never watched (it has "
-        "trainable=False, or the tape was created with "
-        "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."
-    ),
-    "computed_outside_tape": (
-        "The gradient is None for {probe} because {what}. Compute everything between "
-        "the source and the result inside the `with` block, while the tape records."
-    ),
-    "no_gradient": (
-        "The gradient is None for {probe}: the tape found no recorded path from the "
-        "result back to it. Is it watched, a float, used inside the `with` block, "
-        "only through TensorFlow ops?"
-    ),
-}
-
-
-WHY_NO_GRADIENT = {
-    "tf.round": "rounding is flat almost everywhere, so TensorFlow registers none",
-    "tf.math.rint": "rounding is flat almost everywhere, so TensorFlow registers none",
-    "tf.floor": "it is flat almost everywhere, so TensorFlow registers none",
-    "tf.math.ceil": "it is flat almost everywhere, so TensorFlow registers none",
-    "tf.sign": "it is flat almost everywhere",
-    "tf.argmax": "it returns an integer index, and integers carry no gradient",
-    "tf.argmin": "it returns an integer index, and integers carry no gradient",
-    "tf.cast to an integer dtype": "integers carry no gradient",
-}
-
-
-def none_hint(
-    code: str,
-    probe: str = "x",
-    op: str = "an operation without a gradient",
-    what: str = "it was not recorded",
-) -> str:
-    why = WHY_NO_GRADIENT.get(op, "TensorFlow registers no gradient for it")
-    return NONE_HINTS[code].format(probe=probe, op=op, why=why, what=what)
-
-
-def why_none(log: MethodLog, *, probe: str = "x", answer=None, trace_specs=None):
-    """``(code, hint)`` naming the cause of the first ``None`` the log saw, or None.
-
-    With ``answer`` and ``trace_specs``, tracing settles the causes the log cannot
-    see (a NumPy detour, an operation without a gradient).
-    """
-    import tensorflow as tf
-
-    found = log.first_none()
-    if found is None:
-        return None
-    call, source = found
-    if call.target_is_numpy:
-        return "numpy_detour", (
-            "Your result is a NumPy (or Python) number, not a tensor: it has left "
-            "TensorFlow, so tape.gradient cannot start from it. Compute it with "
-            "TensorFlow ops, e.g. tf.reduce_mean."
-        )
-    dtype = getattr(source, "dtype", None)
-    if dtype is not None and not (dtype.is_floating or dtype.is_complex):
-        return "integer_dtype", none_hint("integer_dtype", probe)
-    tape = call.tape
-    watched = tape.was_watched(source)
-    is_variable = isinstance(source, tf.Variable)
-    if is_variable and not watched and (not source.trainable or not tape.watch_accessed_variables):
-        return "unwatched_variable", none_hint("unwatched_variable", probe)
-    # Inner calls are those of other tapes made after this one opened: a tape of an
-    # earlier step of a loop, closed before this one opened, is no inner tape.
-    opened = tape.entered if tape.entered is not None else call.time
-    earlier_inner = [c for c in log.calls if c.tape is not tape and opened < c.time < call.time]
-    if earlier_inner:
-        outside = [
-            c
-            for c in earlier_inner
-            if tape.entered is not None and c.time > tape.entered and tape not in c.recording_tapes
-        ]
-        if outside:
-            return "gradient_outside_tape", none_hint("gradient_outside_tape", probe)
-        if not is_variable and not watched:
-            return "outer_not_watching", none_hint("outer_not_watching", probe)
-    if not is_variable and not watched:
-        return "unwatched_constant", none_hint("unwatched_constant", probe)
-    outside = _target_outside_block(call)
-    if outside:
-        return "computed_outside_tape", NONE_HINTS["computed_outside_tape"].format(
-            probe=probe, what=outside
-        )
-    if answer is not None and trace_specs is not None:
-        traced = trace(answer, *trace_specs)
-        if traced.numpy_detour:
-            return "numpy_detour", none_hint("numpy_detour", probe)
-        if traced.non_differentiable:
-            return "non_differentiable_op", none_hint(
-                "non_differentiable_op", probe, traced.non_differentiable
+    def demand(self, log, calls=()) -> None:
+        if "jacobian" in self.forbid:
+            forbid_jacobian(log, self._why("jacobian", "build it from tape.gradient calls."))
+        if "accumulator" in self.forbid and log.accumulators:
+            raise Wrong(FORWARD_OVER_REVERSE, "forward_over_reverse")
+        if "gradcheck" in self.forbid and log.course_gradchecks:
+            raise Wrong(
+                "Your function calls the course's own finite-difference helper "
+                "(autodiff_course.gradcheck). The exercise asks you to write the central "
+                "difference yourself: move each coordinate by +h and -h and divide by 2h.",
+                "used_course_helper",
             )
-    if watched and not is_variable:
-        return "watched_after_use", none_hint("watched_after_use", probe)
-    return "no_gradient", none_hint("no_gradient", probe)
+        recorded = Counter(call.name for call in calls if call.recording)
+        if self.record_once and recorded and max(recorded.values()) > 1:
+            name, count = recorded.most_common(1)[0]
+            raise Wrong(
+                f"The numbers may be right, but your tapes recorded `{name}` {count} times, one "
+                f"forward pass each. One record serves every backward pass: "
+                f"{self.record_once}",
+                "re_recorded",
+            )
+        if self.by_hand:
+            require_by_hand(log)
+        if self.output_gradients:
+            require_output_gradients(log)
+        if self.output_gradients == "by_hand" and _dy_from_a_tape(log):
+            raise Wrong(
+                "The numbers may be right, but the upstream gradient you passed as "
+                "output_gradients came from automatic differentiation (another tape, or "
+                "tf.test.compute_gradient): the exercise asks you to work dy out by hand (a "
+                "formula of the output and the target), and to let one tape do the rest.",
+                "used_tape",
+            )
+        if self.forward_mode:
+            require_forward_mode(log)
 
+    def _why(self, name: str, default: str) -> str:
+        return self.forbid.get(name, default) if isinstance(self.forbid, Mapping) else default
 
-def _target_outside_block(call) -> str:
-    """Why the target was not recorded, when its own id says it was made outside."""
-    tape, made = call.tape, getattr(call.target, "_id", None)
-    if made is None or tape.entered is None:
-        return ""
-    if any(start < made < end for start, end in tape.paused):
-        return (
-            "the result was computed inside `with tape.stop_recording():`, where the tape is paused"
+    def _without_tape(self, log, parts, probe, exercise) -> Wrong | None:
+        """With ``tape``: the right numbers without one stand as *not yet* once the parts
+        are known to be right; ones close on the whole are finite differences (raised at
+        once)."""
+        if not self.tape or log.calls:
+            return None
+        from .judge import tolerance_of
+
+        expected = exercise.expected(probe)
+        if all(
+            matches(parts[part], want, *astuple(tolerance_of(exercise, probe, part)))
+            for part, want in expected.items()
+        ):
+            return Wrong(
+                "The numbers are right, but no tf.GradientTape computed them. This "
+                "exercise is about the tape: record the computation on a tf.GradientTape "
+                "and ask it for tape.gradient.",
+                "no_tape",
+            )
+        if all(_close_on_the_whole(parts[part], want) for part, want in expected.items()):
+            raise Wrong(
+                "Your numbers come close, but no tf.GradientTape computed them: that is "
+                "an approximation such as a finite difference. Record the computation on "
+                "a tf.GradientTape and ask it for tape.gradient.",
+                "finite_differences",
+            )
+        return None
+
+    def differentiated_by(self, log, arguments) -> None:
+        """With ``wrt``: no tape was asked about another of the named arguments."""
+        others = {id(a): n for n, a in zip(self.names, arguments) if self.wrt and n not in self.wrt}
+        for call in log.calls:
+            asked = [others[id(s)] for s in call.sources if id(s) in others]
+            if asked:
+                raise Wrong(
+                    f"{self.name} differentiated with respect to {asked[0]}. The exercise "
+                    f"asks for the gradient with respect to {' and '.join(self.wrt)}: pass "
+                    f"{self.wrt[0]} as the source of tape.gradient.",
+                    "wrong_source",
+                )
+
+    def kind_of_value(self, value) -> Wrong | None:
+        """With ``numpy``: the right numbers, but not as a NumPy array."""
+        if not self.numpy or isinstance(value, np.ndarray):
+            return None
+        if isinstance(value, (list, tuple)):
+            return Wrong(
+                f"The numbers are right, but {self.name} returned a Python "
+                f"{type(value).__name__}; the exercise asks for a NumPy array: np.array(...) "
+                "makes one (or fill an array made with np.zeros_like(x)).",
+                "returned_list",
+            )
+        return Wrong(
+            f"The numbers are right, but {self.name} returned a {type(value).__name__}; the "
+            "exercise works in NumPy and asks for a NumPy array (np.asarray(...) makes one).",
+            "wrong_type",
         )
-    if made < tape.entered:
-        return (
-            "the result was computed before the tape's `with` block opened, where "
-            "nothing is recorded"
+
+    def dy_applied_by_the_tape(self, log, value) -> Wrong | None:
+        """With ``output_gradients="by_hand"``: the right numbers came from the tape's
+        ``output_gradients`` call, with a dy other than ones."""
+        if self.output_gradients != "by_hand":
+            return None
+        calls = [c for c in log.calls if c.output_gradients]
+        if calls and all(_all_ones(c.upstream) for c in calls):
+            return Wrong(
+                "The numbers are right, but the output_gradients you passed is all ones, "
+                "which is where the tape starts anyway. Pass the upstream gradient itself: "
+                "tape.gradient(output, x, output_gradients=dy), with dy = d(loss)/d(output) "
+                "worked out by hand.",
+                "no_output_gradients",
+            )
+        if not any(_identical(value, r) for c in calls for r in c.results or ()):
+            return Wrong(
+                "The numbers are right, but your result is not what "
+                "tape.gradient(output, x, output_gradients=dy) returned: something was "
+                "computed or multiplied in after it. The exercise lets the tape apply dy: "
+                "return the tape's result as it is.",
+                "no_output_gradients",
+            )
+        return None
+
+    def _not_nested(self, log) -> Wrong | None:
+        if self.nested:
+            try:
+                require_nested(log)
+            except Wrong as wrong:
+                return wrong
+        return None
+
+
+NOT_PERSISTENT = (
+    "Your tape was asked for a second gradient, and a tape is released after its first "
+    "gradient (or jacobian) call unless it is created with tf.GradientTape(persistent=True). "
+    "Make it persistent (then `del tape` when done)."
+)
+
+
+def _mismatch(what: str, noun: str, given, other: str, reference, fix: str):
+    """A Wrong when ``given`` (``noun``: an upstream or a tangent) has another dtype or
+    shape than ``reference`` (its target or primal), else None."""
+    import tensorflow as tf
+
+    if not isinstance(given, tf.Tensor) or not isinstance(reference, (tf.Tensor, tf.Variable)):
+        return None
+    if given.dtype != reference.dtype:
+        code = (
+            "float32_not_float64"
+            if (given.dtype.name, reference.dtype.name) == ("float32", "float64")
+            else "wrong_dtype"
         )
-    if tape.exited is not None and made > tape.exited:
-        return (
-            "the result was computed after the tape's `with` block had closed, "
-            "where nothing is recorded"
+        return Wrong(
+            f"The {what} is {given.dtype.name}, but its {other} is {reference.dtype.name}: "
+            f"{noun} has its {other}'s dtype. tf.one_hot, tf.ones and tf.constant make float32 "
+            f"unless given dtype=...: {fix}",
+            code,
         )
-    return ""
+    if tuple(given.shape) != tuple(reference.shape):
+        code = "upstream_shape" if "upstream" in noun else "tangent_shape"
+        return Wrong(
+            f"The {what} has shape {tuple(given.shape)}, but its {other} has shape "
+            f"{tuple(reference.shape)}: it needs one entry per entry of the {other}. Build it "
+            f"from the {other}'s shape, not from a number typed in (reshape a one-hot vector "
+            f"of tf.size entries to that shape).",
+            code,
+        )
+    return None
 
 
-def raise_if_none(log: MethodLog, **context) -> None:
-    explained = why_none(log, **context)
-    if explained is not None:
-        raise Wrong(explained[1], explained[0])
+def why_it_raised(log) -> Wrong | None:
+    """The learner's error (or None result) explained by the tape or accumulator call
+    behind it: an output_gradients of another shape than its target (a dy for the
+    output passed with the loss as target), a second gradient of a tape that is not
+    persistent, an upstream or tangent of another dtype or shape than its target or
+    primal, a jvp of a value computed outside the accumulator's block."""
+    for call in log.calls:
+        if call.error is None:
+            continue
+        shapes = _shapes(call.target, call.upstream) if call.output_gradients else None
+        if shapes is not None and shapes[0] != shapes[1]:
+            return Wrong(
+                f"tape.gradient raised because output_gradients has shape {shapes[1]} and the "
+                f"target has shape {shapes[0]}: output_gradients is d(loss)/d(target), one "
+                "entry per element of the target. To pass dy = d(loss)/d(output), make the "
+                "output the target: tape.gradient(output, x, output_gradients=dy).",
+                "upstream_shape",
+            )
+        if isinstance(call.error, RuntimeError) and not call.tape.persistent:
+            return Wrong(NOT_PERSISTENT, "not_persistent")
+        found = _mismatch(
+            "upstream you passed as output_gradients",
+            "an upstream",
+            call.upstream,
+            "target",
+            call.target,
+            "pass dtype=y.dtype.",
+        )
+        if found is not None:
+            return found
+    for accumulator in log.accumulators:
+        for primal, tangent in zip(accumulator.primals, accumulator.tangents):
+            found = _mismatch(
+                "tangent you gave ForwardAccumulator",
+                "a tangent",
+                tangent,
+                "primal",
+                primal,
+                "pass dtype=x.dtype.",
+            )
+            if found is not None:
+                return found
+        if any(result is None for result in accumulator.jvp_results):
+            return Wrong(
+                "acc.jvp(y) returned None: the accumulator saw no path from its primal to y. "
+                "Only what runs inside `with tf.autodiff.ForwardAccumulator(primals=x, "
+                "tangents=v) as acc:` is tracked: compute y = f(x) inside that block.",
+                "computed_outside",
+            )
+    return None
 
 
-def gradient_values(
-    gradient, *, name: str = "The gradient", shape=None, dtype=None, probe: str = "x"
-):
-    """A gradient the check computed, as float64 NumPy; None explained plainly."""
-    if gradient is None:
-        raise Wrong(none_hint("no_gradient", probe), "no_gradient")
-    return as_values(gradient, name=name, shape=shape, dtype=dtype)
+def _dy_from_a_tape(log) -> bool:
+    """A call's output_gradients is (numerically) the result of an earlier tape call, or
+    was made by differentiating with respect to that call's target, or
+    tf.test.compute_gradient ran."""
+    if log.compute_gradient_calls:
+        return True
+    for call in log.calls:
+        if not call.output_gradients or call.upstream is None:
+            continue
+        if any(
+            earlier is not call and any(s is call.target for s in earlier.sources)
+            for earlier in log.calls
+        ):
+            return True
+        try:
+            upstream = np.asarray(call.upstream, dtype=np.float64)
+        except Exception:  # noqa: BLE001 - a nested structure: not this mistake
+            continue
+        for earlier in log.calls:
+            if earlier is call or earlier.time > call.time:
+                continue
+            for result in earlier.results or ():
+                try:
+                    values = np.asarray(result, dtype=np.float64)
+                except Exception:  # noqa: BLE001
+                    continue
+                if values.shape == upstream.shape and np.allclose(values, upstream):
+                    return True
+    return False
+
+
+def _shapes(target, upstream):
+    """``(target shape, upstream shape)`` as tuples, or None for nested structures."""
+    try:
+        return tuple(np.shape(target)), tuple(np.shape(upstream))
+    except Exception:  # noqa: BLE001 - a nested structure: the error speaks for itself
+        return None
+
+
+def _all_ones(value) -> bool:
+    try:
+        return bool(np.all(np.asarray(value, dtype=np.float64) == 1.0))
+    except Exception:  # noqa: BLE001 - a nested structure: not a dy of ones
+        return False
+
+
+def _identical(a, b) -> bool:
+    """The same numbers, to the last bit: the tape's own result, perhaps reshaped or cast
+    to its own dtype (the same product computed by hand rounds differently somewhere)."""
+    try:
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - not numbers: not the tape's result
+        return False
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:
+    """Within ``fraction`` of the largest value everywhere (1%: a finite difference)."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    scale = float(np.max(np.abs(want), initial=0.0))
+    with np.errstate(invalid="ignore"):
+        return got.shape == want.shape and bool(np.all(np.abs(got - want) <= fraction * scale))

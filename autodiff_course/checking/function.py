@@ -8,35 +8,7 @@ after the field it came from. It calls the answer while noting every tape,
 accumulator and operation it uses (:mod:`.observing`, and with ``provenance`` the whole
 run, :mod:`.provenance`), and reads what came back with ``read`` (by default one tensor
 of the reference's shape and the probe's dtype). Method flags say what the exercise
-demands:
-
-* ``by_hand``: no tape, accumulator or ``tf.test.compute_gradient``;
-* ``output_gradients``: ``tape.gradient(..., output_gradients=dy)``; ``"by_hand"``
-  also demands that ``dy`` was worked out by hand (not the result of a tape, of a
-  differentiation with respect to the output, or of ``tf.test.compute_gradient``), that
-  it is not all ones, and that the answer returns what that call gave (no factor
-  multiplied in afterwards);
-* ``nested``: an inner tape's gradient computed while an outer tape records;
-* ``forward_mode``: ``tf.autodiff.ForwardAccumulator`` and no reverse mode;
-* ``forbid``: ``"jacobian"`` (no ``tape.jacobian``/``batch_jacobian``),
-  ``"gradcheck"`` (not the course's own finite differences),
-  ``"finite_differences"`` (a wrong result near the answer from code that used no
-  automatic differentiation is named an estimate, before anything else) or
-  ``"accumulator"`` (no ``ForwardAccumulator``);
-* ``record_once``: each function the check hands over (``f``, ``layer``) is recorded at
-  most once by the answer's tapes; the text says what to do instead;
-* ``whole_batch``: those functions mix the examples of their batch, so a wrong result
-  from calling one on part of the batch is named (the text says why);
-* ``tape``: a ``tf.GradientTape`` computed it (the right numbers without one are
-  *not yet*, and close ones are named finite differences);
-* ``wrt``: the names (in ``names``, the answer's parameters, which also name a missing
-  gradient's source unless ``sources`` does) of the arguments the exercise differentiates
-  with respect to; a tape asked about another argument is ``wrong_source``;
-* ``numpy``: the answer works in NumPy and returns an array (a list, a tuple or a tensor
-  of the right numbers is named once the numbers are right);
-* ``scalars``: :class:`~.spec.Mistake` that give one number (the loss for its gradient,
-  a slope along the diagonal), named when one number comes back where the answer has
-  several.
+demands (:class:`~.differentiating.Demands` lists them).
 
 Whatever the flags, a NumPy array handed to the answer must come back unchanged, and an
 error raised by ``tape.gradient`` over an ``output_gradients`` of another shape than its
@@ -52,24 +24,19 @@ lost by rebinding one is named ``variable_replaced``.
 
 ``forbid`` may map each name to the reason the hint ends with. A method verdict waits
 for the exercise's own mistakes (the judge's order); every call of a function the check
-hands over is noted (:class:`FunctionCall`). A result of another shape is judged by
+hands over is noted (:class:`~.harness.FunctionCall`). A result of another shape is judged by
 :func:`~.judge.wrong_shape`. An error raised by a tape or accumulator given a wrong
 upstream or tangent, or a second gradient of a tape that is not persistent, is named.
-``nested`` is
-judged after the exercise's own mistakes when the result is wrong (an answer that nests
-no tapes has usually computed something simpler, which those mistakes name exactly).
+``nested`` is judged after the exercise's own mistakes when the result is wrong (an
+answer that nests no tapes has usually computed something simpler, which those
+mistakes name exactly).
 
 A ``None`` gradient that breaks the answer (it returns None or raises) is explained from
 what the tapes saw, in the lesson's words (``cause_names``), with the tape.gradient call
 it came from when there were several; a ``None`` where the reference is zero is a true
-zero, and the hint asks for zeros. A ``None`` the answer went on without, zeros that
-``unconnected_gradients=ZERO`` put in its place, a variable rebound instead of updated,
-and float32 arithmetic inside a float64 answer are evidence only when the result is
-wrong: a result of zeros is evidence of a cut path only when the tapes' record shows the
-cut. When the result is wrong, the re-run diagnostics read the tapes' record: an outer
-tape that differentiated a result made before the inner gradient (the function again),
-or ``steps`` (``probe -> {name: values}``, what the tapes compute on the way) all
-computed right and combined into the wrong result.
+zero, and the hint asks for zeros. What else the record shows is evidence only when the
+result is wrong (:mod:`.function_diagnosis`; ``steps``, ``probe -> {name: values}``, are
+what the tapes compute on the way).
 
 The answer runs once without the check's own recording (a third of the cost), and again
 with it only where a None or a wrong result needs explaining. Statefulness: a first call
@@ -81,12 +48,8 @@ same parts, and new values of its shape (a fresh draw of that shape and dtype, o
 
 from __future__ import annotations
 
-import functools
-import zlib
-from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
-from dataclasses import astuple
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -94,54 +57,26 @@ import numpy as np
 
 from .answers import as_values
 from .answers import shape_of
-from .differentiating import forbid_jacobian
-from .differentiating import require_by_hand
-from .differentiating import require_forward_mode
-from .differentiating import require_nested
-from .differentiating import require_output_gradients
+from .differentiating import FORBIDDEN
+from .differentiating import Demands
+from .differentiating import why_it_raised
+from .function_diagnosis import STRUCTURAL_NONE
+from .function_diagnosis import Diagnosis
+from .function_diagnosis import _which_call
 from .harness import Harness
 from .harness import Observation
-from .harness import forgot_upstream
+from .harness import _drawn_like
+from .harness import _logged
 from .harness import keeps_state
-from .harness import linear_in_upstream
 from .harness import named_shape
+from .harness import own_state
 from .harness import same_parts
 from .judge import wrong_shape
-from .judging import matches
-from .judging import worst_point
-from .observing import recording
-from .patterns import only_float32_digits
 from .provenance import missing
 from .provenance import needs_provenance
 from .provenance import run_answer
 from .provenance import unconnected_zeros
 from .verdicts import Wrong
-
-FORBIDDEN = {
-    "jacobian": "tape.jacobian",
-    "accumulator": "ForwardAccumulator",
-    "gradcheck": "course finite-difference helper",
-}
-STRUCTURAL_NONE = (
-    "Your function returned None (or failed on it) for {label}, where the answer is zero "
-    "everywhere. That None is no mistake of the tapes: the target does not depend on the "
-    "source at all, so no path leads back to it. The exercise asks for zeros there: pass "
-    "unconnected_gradients=tf.UnconnectedGradients.ZERO to that gradient call."
-)
-ZEROS_FOR_NONE = (
-    "Your function returned zeros where a tape returned None, so the zeros hide a mistake. "
-)
-WENT_ON = "A tape returned None, and your function went on without it. "
-OUTER_AGAIN = (
-    "Your outer tape differentiated a result computed before the inner gradient (the "
-    "function itself?), so it returned a first derivative again. It must differentiate "
-    "the inner tape's gradient, or what you compute from it inside the outer block."
-)
-FORWARD_OVER_REVERSE = (
-    "Your function used a ForwardAccumulator around the gradient (forward over reverse). "
-    "This exercise asks for reverse over reverse: nested GradientTapes, the outer one "
-    "differentiating what you compute from the inner gradient."
-)
 
 
 def _fields(probe, names) -> tuple:
@@ -210,71 +145,13 @@ def _swapped_entries(value, expected) -> None:
                 )
 
 
-FLOAT32_INSIDE = (
-    "Your result is float64, but only about as precise as float32: part of the computation "
-    "ran in float32 (a tf.cast(..., tf.float32), or a constant made with dtype=tf.float32, "
-    "converted back afterwards; a Keras optimizer keeps its learning rate in float32). Keep "
-    "every step in the input's dtype."
-)
-
-
 def negated(probe):
     """The probe with ``x`` negated and rolled by one place: new values, same shape."""
     return probe.but(x=-np.roll(probe.x, 1)) if probe.x is not None else None
 
 
-def own_state(answer) -> dict:
-    """What a call of ``answer`` could change of its own: its default arguments, its
-    attributes, the variables of its closure and the module globals its code names, each
-    as (identity, size of a container)."""
-    code, found = getattr(answer, "__code__", None), {}
-    if code is None:
-        return found
-    defaults = getattr(answer, "__defaults__", None) or ()
-    names = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
-    space = getattr(answer, "__globals__", {})
-    cells = zip(code.co_freevars, getattr(answer, "__closure__", None) or ())
-    values = [(f"its default `{n}`", v) for n, v in zip(names, defaults)]
-    values += [(f"its attribute `{n}`", v) for n, v in vars(answer).items()]
-    values += [(f"the variable `{n}` of its closure", _contents(c)) for n, c in cells]
-    values += [(f"the global `{n}`", space.get(n)) for n in code.co_names if n in space]
-    for name, value in values:
-        size = len(value) if isinstance(value, (list, dict, set)) else None
-        found[name] = (id(value), size)
-    return found
-
-
-def _contents(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:  # a cell not yet filled
-        return None
-
-
 @dataclass(frozen=True)
-class FunctionCall:
-    """One call the answer made of a function the check handed it: the shapes of its
-    tensor arguments, and whether one of the answer's tapes was recording."""
-
-    name: str
-    shapes: tuple
-    recording: bool
-
-
-def _logged(function, calls: list):
-    name = getattr(function, "__name__", "f")
-
-    @functools.wraps(function)
-    def logged(*args, **kwargs):
-        shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "shape"))
-        calls.append(FunctionCall(name, shapes, recording()))
-        return function(*args, **kwargs)
-
-    return logged
-
-
-@dataclass(frozen=True)
-class Function(Harness):
+class Function(Demands, Diagnosis, Harness):
     name: str = "Your function"
     arguments: Callable | tuple = ("x",)
     read: Callable = one_tensor
@@ -298,9 +175,6 @@ class Function(Harness):
     vary: Callable | None = None
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
-
-    def noun(self, part: str) -> str:
-        return self.nouns.get(part, f"your {part}")
 
     def describe(self) -> str:
         found = []
@@ -435,7 +309,7 @@ class Function(Harness):
         if zeros is not None:
             raise Wrong(*reversed(self._led(*zeros)))
         if run.raised is not None or run.value is None:
-            found = _output_gradients_shape(log) or why_it_raised(log)
+            found = why_it_raised(log)
             if found is not None or run.raised is not None:
                 raise found or run.raised
         try:
@@ -479,34 +353,6 @@ class Function(Harness):
             )
         return parts
 
-    def _without_tape(self, log, parts, probe, exercise) -> Wrong | None:
-        """With ``tape``: the right numbers without one stand as *not yet* once the parts
-        are known to be right; ones close on the whole are finite differences (raised at
-        once)."""
-        if not self.tape or log.calls:
-            return None
-        from .judge import tolerance_of
-
-        expected = exercise.expected(probe)
-        if all(
-            matches(parts[part], want, *astuple(tolerance_of(exercise, probe, part)))
-            for part, want in expected.items()
-        ):
-            return Wrong(
-                "The numbers are right, but no tf.GradientTape computed them. This "
-                "exercise is about the tape: record the computation on a tf.GradientTape "
-                "and ask it for tape.gradient.",
-                "no_tape",
-            )
-        if all(_close_on_the_whole(parts[part], want) for part, want in expected.items()):
-            raise Wrong(
-                "Your numbers come close, but no tf.GradientTape computed them: that is "
-                "an approximation such as a finite difference. Record the computation on "
-                "a tf.GradientTape and ask it for tape.gradient.",
-                "finite_differences",
-            )
-        return None
-
     def shaped_like_the_product(self, value, probe, exercise) -> None:
         """With ``upstream``: a result of the shape of the whole Jacobian, or of the
         upstream, where the product has another shape."""
@@ -544,258 +390,6 @@ class Function(Harness):
         for mistake in self.scalars:
             if np.isclose(got, float(mistake.gives(probe)), rtol=1e-6, atol=1e-12):
                 raise Wrong(mistake.hint, mistake.code)
-
-    def differentiated_by(self, log, arguments) -> None:
-        """With ``wrt``: no tape was asked about another of the named arguments."""
-        others = {id(a): n for n, a in zip(self.names, arguments) if self.wrt and n not in self.wrt}
-        for call in log.calls:
-            asked = [others[id(s)] for s in call.sources if id(s) in others]
-            if asked:
-                raise Wrong(
-                    f"{self.name} differentiated with respect to {asked[0]}. The exercise "
-                    f"asks for the gradient with respect to {' and '.join(self.wrt)}: pass "
-                    f"{self.wrt[0]} as the source of tape.gradient.",
-                    "wrong_source",
-                )
-
-    def kind_of_value(self, value) -> Wrong | None:
-        """With ``numpy``: the right numbers, but not as a NumPy array."""
-        if not self.numpy or isinstance(value, np.ndarray):
-            return None
-        if isinstance(value, (list, tuple)):
-            return Wrong(
-                f"The numbers are right, but {self.name} returned a Python "
-                f"{type(value).__name__}; the exercise asks for a NumPy array: np.array(...) "
-                "makes one (or fill an array made with np.zeros_like(x)).",
-                "returned_list",
-            )
-        return Wrong(
-            f"The numbers are right, but {self.name} returned a {type(value).__name__}; the "
-            "exercise works in NumPy and asks for a NumPy array (np.asarray(...) makes one).",
-            "wrong_type",
-        )
-
-    def dy_applied_by_the_tape(self, log, value) -> Wrong | None:
-        """With ``output_gradients="by_hand"``: the right numbers came from the tape's
-        ``output_gradients`` call, with a dy other than ones."""
-        if self.output_gradients != "by_hand":
-            return None
-        calls = [c for c in log.calls if c.output_gradients]
-        if calls and all(_all_ones(c.upstream) for c in calls):
-            return Wrong(
-                "The numbers are right, but the output_gradients you passed is all ones, "
-                "which is where the tape starts anyway. Pass the upstream gradient itself: "
-                "tape.gradient(output, x, output_gradients=dy), with dy = d(loss)/d(output) "
-                "worked out by hand.",
-                "no_output_gradients",
-            )
-        if not any(_identical(value, r) for c in calls for r in c.results or ()):
-            return Wrong(
-                "The numbers are right, but your result is not what "
-                "tape.gradient(output, x, output_gradients=dy) returned: something was "
-                "computed or multiplied in after it. The exercise lets the tape apply dy: "
-                "return the tape's result as it is.",
-                "no_output_gradients",
-            )
-        return None
-
-    def _not_nested(self, log) -> Wrong | None:
-        if self.nested:
-            try:
-                require_nested(log)
-            except Wrong as wrong:
-                return wrong
-        return None
-
-    def recorded(self, case):
-        """``(run, handed, explained)`` of the case's probe, recorded (run again if the
-        first look was light)."""
-        details = case.observation.details
-        run, handed, explained = details["run"], details["handed"], details["missing"]
-        if run.provenance is None:
-            run, _, handed = details["recorded"]()
-            explained = self._explain(run, handed)
-        return run, handed, explained
-
-    def explained(self, case):
-        """For a wrong result: zeros that the recorded run shows in place of a None (from
-        ``unconnected_gradients=ZERO``, or from a ``batch_jacobian`` without a path); a
-        function that mixes its batch called on part of it; an estimate made without
-        automatic differentiation where the exercise forbids finite differences."""
-        observation = case.observation
-        if observation is not None and needs_provenance(observation.log):
-            run, handed, explained = self.recorded(case)
-            found = self._hidden_none(run, handed) or self._went_on(case, run, explained)
-            if found is not None:
-                return found  # a None behind a wrong result explains it before any mistake
-        details = observation.details if observation is not None else {}
-        tensors = [a for a in details.get("arguments", ()) if hasattr(a, "shape")]
-        batch = tuple(tensors[0].shape) if tensors else ()
-        for call in details.get("calls", ()) if self.whole_batch and batch else ():
-            if call.shapes and call.shapes[0][:1] and call.shapes[0][0] < batch[0]:
-                return Wrong(
-                    f"{self.name} called `{call.name}` on part of the batch (an input of "
-                    f"shape {call.shapes[0]}, where x has shape {batch}). {self.whole_batch}",
-                    "called_on_slices",
-                )
-        log = observation.log if observation is not None else None
-        if "finite_differences" not in self.forbid or log is None or log.used_any_autodiff:
-            return None
-        got, expected = case.got, case.expected
-        scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-        if not np.all(np.isfinite(got)) or scale == 0.0 or only_float32_digits(got, expected):
-            return None
-        largest = float(np.max(np.abs(got - expected)))
-        if largest > 1e-2 * scale:
-            return None
-        return Wrong(
-            f"Your numbers are near the answer (off by up to {100 * largest / scale:.2g}% of its "
-            "largest value) but not exact, and your function used no automatic "
-            "differentiation: that is a finite-difference estimate. Its error cannot fall "
-            "below the rounding error divided by the step, and the check allows a relative "
-            f"{case.tolerance.rtol:.0e}. Differentiate with a tape.",
-            "finite_differences",
-            point=case.point(),
-        )
-
-    def evidence(self, case) -> Wrong | None:
-        """For a wrong result, from the recorded run: a None the answer went on without
-        (or a variable rebound), float32 arithmetic inside a float64 answer, then the
-        nesting the exercise demands."""
-        run, handed, explained = self.recorded(case)
-        found = self._went_on(case, run, explained)
-        return found or self._float32_inside(case, run) or self._not_nested(run.log)
-
-    def _went_on(self, case, run, explained) -> Wrong | None:
-        """The recorded run's explanation of a None (or a variable rebound) behind a wrong
-        result."""
-        if explained is None:
-            return None
-        code, text = explained
-        if code in ("no_gradient", "source_not_used") and not np.any(case.expected):
-            return Wrong(STRUCTURAL_NONE.format(label=case.probe.label), "structural_none")
-        if code == "variable_replaced":
-            return Wrong(text, code)
-        lead = ZEROS_FOR_NONE if not np.any(case.got) and np.any(case.expected) else WENT_ON
-        return Wrong(lead + text, code, point=_which_call(run.log))
-
-    def _hidden_none(self, run, handed) -> Wrong | None:
-        """Zeros that ``unconnected_gradients=ZERO`` put where the record shows a None."""
-        if run.log.used_zero_option:
-            found = self._explain(run, handed, hidden=True)
-            if found is not None and found[0] == "zeros_hide_none":
-                return Wrong(found[1], found[0])
-        return None
-
-    def _float32_inside(self, case, run) -> Wrong | None:
-        """A float64 result close to the answer, from a run that narrowed to float32, where
-        the numbers alone do not show float32's digits (the shared pattern names those)."""
-        from .judge import float32_digits
-
-        if case.probe.dtype != "float64" or float32_digits(case):
-            return None
-        if not _close_on_the_whole(case.got, case.expected, 1e-4):
-            return None
-        if not run.provenance.narrowed_to_float32():
-            return None
-        return Wrong(FLOAT32_INSIDE, "float32_not_float64")
-
-    @property
-    def generates(self) -> tuple:
-        found = ("forgot_upstream",) if self.upstream is not None else ()
-        return found + tuple(mistake.code for mistake in self.scalars)
-
-    def generated(self, case) -> list:
-        return forgot_upstream(case) if self.upstream is not None else []
-
-    def diagnose(self, case) -> Wrong | None:
-        """With ``upstream``, the matrix the answer uses, one unit upstream at a time; from
-        the tapes' record: the outer tape differentiated the function again, or every step
-        was computed right and only combined wrong."""
-        if self.upstream is not None and case.probe.upstream is not None:
-            answer = case.observation.details["answer"]
-
-            def row(unit):
-                probe = case.probe.but(upstream=unit)
-                run = self.run(answer, self.arguments_of(probe))
-                if run.raised is not None:
-                    raise run.raised
-                return self.read(run.value, probe, case.exercise, self.name)[case.part]
-
-            found = linear_in_upstream(case, row)
-            if found is not None:
-                return found
-        log = case.observation.log
-        for call in log.calls:
-            inner = [c.time for c in log.calls if call.tape in c.recording_tapes]
-            inner = [time for time in inner if time < call.time]
-            made = getattr(call.target, "_id", None)
-            if inner and made is not None and made < min(inner):
-                return Wrong(OUTER_AGAIN, "wrong_target")
-        if self.steps is None:
-            return None
-        steps = self.steps(case.probe)
-        results = _results(log)
-        tol = case.tolerance
-        for values in steps.values():
-            if not any(
-                r.shape == np.shape(values)
-                and matches(r, values, max(tol.rtol, 1e-9) * 10, tol.atol)
-                for r in results
-            ):
-                return None
-        index = worst_point(case.got, case.expected, tol.rtol, tol.atol)
-        at = case.at
-        where = f"at x = {at[index]:.6g}" if at is not None else f"at index {list(index)}"
-        names = " and ".join(steps)
-        values = ", ".join(f"{k} = {np.asarray(v)[index]:.6g}" for k, v in steps.items())
-        should = case.exercise.describe.get(case.part, "the answer")
-        return Wrong(
-            f"Your tapes computed {names} correctly, but what your function returns from "
-            f"{'them' if len(steps) > 1 else 'it'} is not {should}. For example {where}: "
-            f"{values}, so the answer is {case.expected[index]:.6g}, but your function "
-            f"returned {case.got[index]:.6g}.",
-            "wrong_combination",
-        )
-
-    def demand(self, log, calls=()) -> None:
-        if "jacobian" in self.forbid:
-            forbid_jacobian(log, self._why("jacobian", "build it from tape.gradient calls."))
-        if "accumulator" in self.forbid and log.accumulators:
-            raise Wrong(FORWARD_OVER_REVERSE, "forward_over_reverse")
-        if "gradcheck" in self.forbid and log.course_gradchecks:
-            raise Wrong(
-                "Your function calls the course's own finite-difference helper "
-                "(autodiff_course.gradcheck). The exercise asks you to write the central "
-                "difference yourself: move each coordinate by +h and -h and divide by 2h.",
-                "used_course_helper",
-            )
-        recorded = Counter(call.name for call in calls if call.recording)
-        if self.record_once and recorded and max(recorded.values()) > 1:
-            name, count = recorded.most_common(1)[0]
-            raise Wrong(
-                f"The numbers may be right, but your tapes recorded `{name}` {count} times, one "
-                f"forward pass each. One record serves every backward pass: "
-                f"{self.record_once}",
-                "re_recorded",
-            )
-        if self.by_hand:
-            require_by_hand(log)
-        if self.output_gradients:
-            require_output_gradients(log)
-        if self.output_gradients == "by_hand" and _dy_from_a_tape(log):
-            raise Wrong(
-                "The numbers may be right, but the upstream gradient you passed as "
-                "output_gradients came from automatic differentiation (another tape, or "
-                "tf.test.compute_gradient): the exercise asks you to work dy out by hand (a "
-                "formula of the output and the target), and to let one tape do the rest.",
-                "used_tape",
-            )
-        if self.forward_mode:
-            require_forward_mode(log)
-
-    def _why(self, name: str, default: str) -> str:
-        return self.forbid.get(name, default) if isinstance(self.forbid, Mapping) else default
 
     def _again(self, answer, probe, exercise) -> dict:
         run, _, handed = self.call(answer, probe, record=False)
@@ -864,17 +458,6 @@ class Function(Harness):
         ]
 
 
-def _drawn_like(probe, exercise):
-    """A fresh draw of a probe of ``probe``'s dtype and shape (sizes are drawn too)."""
-    seed = 0 if probe.x is None else zlib.crc32(np.asarray(probe.x, np.float64).tobytes())
-    rng = np.random.default_rng([seed, 7])
-    for _ in range(32):
-        for drawn in exercise.draw(rng):
-            if (drawn.dtype, drawn.shape) == (probe.dtype, probe.shape):
-                return drawn
-    return None
-
-
 def _holds_none(value) -> bool:
     """None, or a dict, list or tuple with a None in it: an answer broken by a None."""
     if isinstance(value, Mapping):
@@ -888,185 +471,5 @@ def _all_zero(exercise, probe) -> bool:
     return not np.any(exercise.expected(probe)[exercise.harness.main])
 
 
-def _results(log) -> list:
-    """Every array a tape's gradient call returned, as float64."""
-    found = []
-    for call in log.calls:
-        for result in call.results or ():
-            try:
-                found.append(np.asarray(result, dtype=np.float64))
-            except Exception:  # noqa: BLE001 - an IndexedSlices or the like: skip it
-                continue
-    return found
-
-
-def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:
-    """Within ``fraction`` of the largest value everywhere (1%: a finite difference)."""
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    scale = float(np.max(np.abs(want), initial=0.0))
-    with np.errstate(invalid="ignore"):
-        return got.shape == want.shape and bool(np.all(np.abs(got - want) <= fraction * scale))
-
-
-def _which_call(log) -> str:
-    """Which tape.gradient call a None came from, when it was not the first of several."""
-    found = log.first_none()
-    calls = [call for call in log.calls if call.kind == "gradient"]
-    if found is None or found[0] not in calls or calls.index(found[0]) == 0:
-        return ""
-    number = calls.index(found[0]) + 1
-    nth = {2: "2nd", 3: "3rd"}.get(number, f"{number}th")
-    return f"It first shows at the {nth} tape.gradient call; the ones before it had every gradient."
-
-
 def _same_array(now, before) -> bool:
     return now.shape == before.shape and bool(np.array_equal(now, before, equal_nan=True))
-
-
-def _all_ones(value) -> bool:
-    try:
-        return bool(np.all(np.asarray(value, dtype=np.float64) == 1.0))
-    except Exception:  # noqa: BLE001 - a nested structure: not a dy of ones
-        return False
-
-
-def _identical(a, b) -> bool:
-    """The same numbers, to the last bit: the tape's own result, perhaps reshaped or cast
-    to its own dtype (the same product computed by hand rounds differently somewhere)."""
-    try:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    except Exception:  # noqa: BLE001 - not numbers: not the tape's result
-        return False
-    return a.shape == b.shape and bool(np.array_equal(a, b))
-
-
-def _output_gradients_shape(log) -> Wrong | None:
-    """The learner's error came from tape.gradient over an output_gradients of another
-    shape than its target (a dy for the output passed with the loss as target)."""
-    failed = next((c for c in reversed(log.calls) if c.error is not None), None)
-    if failed is None or not failed.output_gradients:
-        return None
-    try:
-        target, upstream = np.shape(failed.target), np.shape(failed.upstream)
-    except Exception:  # noqa: BLE001 - a nested structure: the error speaks for itself
-        return None
-    if tuple(target) == tuple(upstream):
-        return None
-    return Wrong(
-        f"tape.gradient raised because output_gradients has shape {tuple(upstream)} and the "
-        f"target has shape {tuple(target)}: output_gradients is d(loss)/d(target), one entry "
-        "per element of the target. To pass dy = d(loss)/d(output), make the output the "
-        "target: tape.gradient(output, x, output_gradients=dy).",
-        "upstream_shape",
-    )
-
-
-NOT_PERSISTENT = (
-    "Your tape was asked for a second gradient, and a tape is released after its first "
-    "gradient (or jacobian) call unless it is created with tf.GradientTape(persistent=True). "
-    "Make it persistent (then `del tape` when done)."
-)
-
-
-def _mismatch(what: str, noun: str, given, other: str, reference, fix: str):
-    """A Wrong when ``given`` (``noun``: an upstream or a tangent) has another dtype or
-    shape than ``reference`` (its target or primal), else None."""
-    import tensorflow as tf
-
-    if not isinstance(given, tf.Tensor) or not isinstance(reference, (tf.Tensor, tf.Variable)):
-        return None
-    if given.dtype != reference.dtype:
-        code = (
-            "float32_not_float64"
-            if (given.dtype.name, reference.dtype.name) == ("float32", "float64")
-            else "wrong_dtype"
-        )
-        return Wrong(
-            f"The {what} is {given.dtype.name}, but its {other} is {reference.dtype.name}: "
-            f"{noun} has its {other}'s dtype. tf.one_hot, tf.ones and tf.constant make float32 "
-            f"unless given dtype=...: {fix}",
-            code,
-        )
-    if tuple(given.shape) != tuple(reference.shape):
-        code = "upstream_shape" if "upstream" in noun else "tangent_shape"
-        return Wrong(
-            f"The {what} has shape {tuple(given.shape)}, but its {other} has shape "
-            f"{tuple(reference.shape)}: it needs one entry per entry of the {other}. Build it "
-            f"from the {other}'s shape, not from a number typed in (reshape a one-hot vector "
-            f"of tf.size entries to that shape).",
-            code,
-        )
-    return None
-
-
-def why_it_raised(log) -> Wrong | None:
-    """The learner's error (or None result) explained by the tape or accumulator call
-    behind it: a second gradient of a tape that is not persistent, an upstream or tangent
-    of another dtype or shape than its target or primal, a jvp of a value computed
-    outside the accumulator's block."""
-    for call in log.calls:
-        if call.error is None:
-            continue
-        if isinstance(call.error, RuntimeError) and not call.tape.persistent:
-            return Wrong(NOT_PERSISTENT, "not_persistent")
-        found = _mismatch(
-            "upstream you passed as output_gradients",
-            "an upstream",
-            call.upstream,
-            "target",
-            call.target,
-            "pass dtype=y.dtype.",
-        )
-        if found is not None:
-            return found
-    for accumulator in log.accumulators:
-        for primal, tangent in zip(accumulator.primals, accumulator.tangents):
-            found = _mismatch(
-                "tangent you gave ForwardAccumulator",
-                "a tangent",
-                tangent,
-                "primal",
-                primal,
-                "pass dtype=x.dtype.",
-            )
-            if found is not None:
-                return found
-        if any(result is None for result in accumulator.jvp_results):
-            return Wrong(
-                "acc.jvp(y) returned None: the accumulator saw no path from its primal to y. "
-                "Only what runs inside `with tf.autodiff.ForwardAccumulator(primals=x, "
-                "tangents=v) as acc:` is tracked: compute y = f(x) inside that block.",
-                "computed_outside",
-            )
-    return None
-
-
-def _dy_from_a_tape(log) -> bool:
-    """A call's output_gradients is (numerically) the result of an earlier tape call, or
-    was made by differentiating with respect to that call's target, or
-    tf.test.compute_gradient ran."""
-    if log.compute_gradient_calls:
-        return True
-    for call in log.calls:
-        if not call.output_gradients or call.upstream is None:
-            continue
-        if any(
-            earlier is not call and any(s is call.target for s in earlier.sources)
-            for earlier in log.calls
-        ):
-            return True
-        try:
-            upstream = np.asarray(call.upstream, dtype=np.float64)
-        except Exception:  # noqa: BLE001 - a nested structure: not this mistake
-            continue
-        for earlier in log.calls:
-            if earlier is call or earlier.time > call.time:
-                continue
-            for result in earlier.results or ():
-                try:
-                    values = np.asarray(result, dtype=np.float64)
-                except Exception:  # noqa: BLE001
-                    continue
-                if values.shape == upstream.shape and np.allclose(values, upstream):
-                    return True
-    return False

@@ -10,6 +10,10 @@ of its kind can make, which it hands the judge as generated :class:`~.spec.Mista
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import weakref
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -19,6 +23,7 @@ import numpy as np
 from .judging import close_points
 from .judging import describe_difference
 from .judging import matches
+from .observing import recording
 from .patterns import floor_of
 from .spec import Mistake
 from .verdicts import Wrong
@@ -317,3 +322,104 @@ def same_parts(first: dict, second: dict, rtol: float, atol: float) -> bool:
         and matches(second[part], values, rtol, atol)
         for part, values in first.items()
     )
+
+
+def own_state(answer) -> dict:
+    """What a call of ``answer`` could change of its own: its default arguments, its
+    attributes, the variables of its closure and the module globals its code names, each
+    as (identity, size of a container)."""
+    code, found = getattr(answer, "__code__", None), {}
+    if code is None:
+        return found
+    defaults = getattr(answer, "__defaults__", None) or ()
+    names = code.co_varnames[code.co_argcount - len(defaults) : code.co_argcount]
+    space = getattr(answer, "__globals__", {})
+    cells = zip(code.co_freevars, getattr(answer, "__closure__", None) or ())
+    values = [(f"its default `{n}`", v) for n, v in zip(names, defaults)]
+    values += [(f"its attribute `{n}`", v) for n, v in vars(answer).items()]
+    values += [(f"the variable `{n}` of its closure", _contents(c)) for n, c in cells]
+    values += [(f"the global `{n}`", space.get(n)) for n in code.co_names if n in space]
+    for name, value in values:
+        size = len(value) if isinstance(value, (list, dict, set)) else None
+        found[name] = (id(value), size)
+    return found
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return None
+
+
+@dataclass(frozen=True)
+class FunctionCall:
+    """One call the answer made of a function the check handed it: the shapes of its
+    tensor arguments, and whether one of the answer's tapes was recording."""
+
+    name: str
+    shapes: tuple
+    recording: bool
+
+
+_LOGGED = weakref.WeakKeyDictionary()  # a function handed over -> (its wrapper, its log)
+
+
+def _logged(function, calls: list):
+    """``function``, noting each call in ``calls``: one wrapper per function, the same in
+    every call of a check, as the same function is handed over each time (an answer that
+    remembers what it was given sees the same object)."""
+    try:
+        wrapper, log = _LOGGED[function]
+    except (KeyError, TypeError):
+        name, log = getattr(function, "__name__", "f"), [calls]
+        try:
+            original = weakref.ref(function)
+        except TypeError:  # a builtin: no weak reference, so no wrapper kept either
+
+            def original():
+                return function
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            shapes = tuple(tuple(a.shape) for a in args if hasattr(a, "shape"))
+            log[0].append(FunctionCall(name, shapes, recording()))
+            return original()(*args, **kwargs)
+
+        with contextlib.suppress(TypeError):
+            _LOGGED[function] = (wrapper, log)
+    log[0] = calls
+    return wrapper
+
+
+def _drawn_like(probe, exercise):
+    """A fresh draw of a probe of ``probe``'s dtype and shape (sizes are drawn too)."""
+    seed = 0 if probe.x is None else zlib.crc32(np.asarray(probe.x, np.float64).tobytes())
+    rng = np.random.default_rng([seed, 7])
+    for _ in range(32):
+        for drawn in exercise.draw(rng):
+            if (drawn.dtype, drawn.shape) == (probe.dtype, probe.shape):
+                return drawn
+    return None
+
+
+def praise(exercise, probes) -> str:
+    """What was verified: the claim, the probes, and the method the harness saw."""
+    by_dtype = {}
+    for probe in probes:
+        by_dtype.setdefault(probe.dtype, []).append(probe)
+    parts = []
+    for dtype, group in by_dtype.items():
+        sizes = sorted({tuple(np.shape(p.x)) for p in group if p.x is not None}, key=len)
+        xs = [np.asarray(p.where, dtype=np.float64).ravel() for p in group if p.where is not None]
+        values = np.concatenate(xs) if xs else np.array([])
+        span = (
+            f" from {values.min():g} to {values.max():g}"
+            if values.size and np.all(np.isfinite(values))
+            else ""
+        )
+        shapes = ", ".join(str(s) for s in sizes[:6])
+        parts.append(f"{dtype}{span} (shapes {shapes})" if shapes else dtype)
+    verified = exercise.harness.verified(exercise, probes)
+    claim = exercise.claim or "Right"
+    return f"{claim}: in {'; '.join(parts)}" + (f"; {'; '.join(verified)}." if verified else ".")

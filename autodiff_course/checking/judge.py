@@ -30,13 +30,12 @@ diagonal), its axes in another order, one size that differs (typed in, or kept f
 earlier call), else the shape in words (an axis of size 1 dropped or added).
 
 Before a probe is judged, numbers that repeat exactly what an earlier (right) probe gave,
-where the right ones differ, are state kept between calls; a probe that fails after
-earlier ones passed is called once more, and another verdict for the same call means the
-same; a verdict on a later probe may be replaced by the harness's, from what the earlier
-calls did (state they changed). When every probe passes, the harness's statefulness
-probes run (calls interleaved, instances side by side, the same call repeated), and the
-praise lists what was verified. A verdict is a :class:`~.verdicts.Wrong` with a code, a
-hint and the example point; the judge adds which probe it was, so no hint is ever edited.
+where the right ones differ, are state kept between calls, and so is another verdict for
+a failing probe called once more after earlier ones passed; the harness may replace a
+later probe's verdict from what the earlier calls did. When every probe passes, the
+harness's statefulness probes run and the praise lists what was verified. A verdict is a
+:class:`~.verdicts.Wrong` with a code, a hint and the example point; the judge adds which
+probe it was, so no hint is ever edited.
 """
 
 from __future__ import annotations
@@ -48,19 +47,21 @@ import numpy as np
 
 from .answers import shape_wrong
 from .harness import keeps_state
+from .harness import praise
 from .harness import same_parts
 from .judging import FLOAT32
 from .judging import FLOAT64
 from .judging import Tolerance
+from .judging import _head
 from .judging import close_points
 from .judging import describe_difference
 from .judging import generic_mistake
 from .judging import matches
 from .patterns import close_on_the_whole
 from .patterns import constant_where_varying
+from .patterns import float32_digits
 from .patterns import float32_digits_wrong
 from .patterns import floor_of
-from .patterns import only_float32_digits
 from .patterns import other_size
 from .patterns import partly_right
 from .patterns import permuted_axes
@@ -72,15 +73,10 @@ from .spec import Pattern
 from .spec import Probe
 from .spec import Symptom
 from .verdicts import Wrong
-from .verdicts import evaluate as verdict_of
 
 
-def evaluate(exercise, answer):
-    """The :class:`~.verdicts.CheckResult` of ``answer`` for ``exercise``."""
-    return verdict_of(exercise.number, exercise.title, lambda _: _run(exercise, answer), answer)
-
-
-def _run(exercise, answer) -> str:
+def run(exercise, answer) -> str:
+    """The praise for ``answer``, judged probe by probe (else the Wrong, raised)."""
     rng = fresh_rng(exercise.number)
     probes = exercise.draw(rng)
     harness = exercise.harness
@@ -93,15 +89,12 @@ def _run(exercise, answer) -> str:
                 if seen and wrong.mistake not in ("too_slow", "keeps_state", "not_repeatable"):
                     name = getattr(harness, "name", "Your function")
                     if _other_when_repeated(exercise, answer, probe, wrong):
-                        raise keeps_state(
-                            name, "called again with the same arguments, it gave another verdict"
-                        ).about(probe.label) from None
+                        how = "called again with the same arguments, it gave another verdict"
+                        raise keeps_state(name, how).about(probe.label) from None
                     if _no_longer_right(exercise, answer, seen[0][0]):
-                        raise keeps_state(
-                            name,
-                            "called again with the first probe's arguments, it no longer "
-                            "gave the answer it gave the first time",
-                        ).about(probe.label) from None
+                        how = "called again with the first probe's arguments, it no longer gave "
+                        how += "the answer it gave the first time"
+                        raise keeps_state(name, how).about(probe.label) from None
                 raise
         harness.statefulness(answer, seen, exercise)
     except Wrong as wrong:
@@ -162,13 +155,6 @@ def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
     return FLOAT64 if probe.dtype == "float64" else FLOAT32
 
 
-def _one(tolerance: Tolerance) -> Tolerance:
-    """The tolerance with one ``atol``, the smallest of a per-point one."""
-    if np.ndim(tolerance.atol) == 0:
-        return tolerance
-    return Tolerance(tolerance.rtol, float(np.min(tolerance.atol)))
-
-
 @dataclass
 class Case:
     """One part of one probe that differs from the reference: what every stage reads."""
@@ -181,8 +167,9 @@ class Case:
     expected: np.ndarray
     tolerance: Tolerance
 
-    def __post_init__(self):
-        self.tolerance = _one(self.tolerance)  # a per-point atol accepts; naming uses one
+    def __post_init__(self):  # a per-point atol accepts; naming uses one, the smallest
+        if np.ndim(self.tolerance.atol):
+            self.tolerance = Tolerance(self.tolerance.rtol, float(np.min(self.tolerance.atol)))
 
     @property
     def noun(self) -> str:
@@ -430,21 +417,6 @@ def _shared(case: Case, cases) -> Wrong | None:
     )
 
 
-def float32_digits(case: Case) -> bool:
-    """float64 values that carry only float32's digits: the values themselves, or, for a
-    gradient that multiplies an upstream, the local derivative it multiplies by."""
-    if only_float32_digits(case.got, case.expected):
-        return True
-    up = case.probe.upstream
-    if up is None or np.shape(up) != case.got.shape or np.any(np.asarray(up) == 0):
-        return False
-    local = case.got / up  # float32 digits times a float64 upstream, divided again:
-    with np.errstate(over="ignore"):  # float32 numbers to a few float64 roundings
-        snapped = local.astype(np.float32).astype(np.float64)
-    near = np.abs(local - snapped) <= 8 * np.finfo(np.float64).eps * np.abs(local)
-    return bool(np.all(near)) and only_float32_digits(snapped, case.expected / up)
-
-
 def _one_number(case: Case) -> Wrong | None:
     """For one number, "the answer times k" fits any wrong value: only a flipped sign or
     a simple factor (2, 1/2, 3/4) is named."""
@@ -459,13 +431,13 @@ def _one_number(case: Case) -> Wrong | None:
         return None
     if simple == -1:
         return Wrong(
-            f"{_capital(case.noun)} has the right size but the opposite sign: look for a "
+            f"{_head(case.noun)} has the right size but the opposite sign: look for a "
             "subtraction the wrong way round or a stray minus.",
             "sign_flipped",
             point=case.point(),
         )
     return Wrong(
-        f"{_capital(case.noun)} is the answer times {simple}: the shape of the formula is "
+        f"{_head(case.noun)} is the answer times {simple}: the shape of the formula is "
         "right, a constant factor is not.",
         "scale_factor",
         point=case.point(),
@@ -510,13 +482,9 @@ def wrong_shape(exercise, probe: Probe, got, name: str, *, part=None, method=Non
 
 def _fallback(case: Case, cases) -> Wrong:
     should = case.exercise.describe.get(case.part)
-    head = f"{_capital(case.noun)} should be {should}." if should else "Not the answer yet."
+    head = f"{_head(case.noun)} should be {should}." if should else "Not the answer yet."
     code = case.exercise.harness.fallback_code(case.part)
     return Wrong(fill(head, case.probe), code, point=case.point())
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def number(value) -> str:
@@ -530,28 +498,3 @@ def sample(values, limit: int = 3) -> str:
     values = values if isinstance(values, list) else list(np.asarray(values).ravel())
     shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values[:limit])
     return shown + (", ..." if len(values) > limit else "")
-
-
-# -- praise ---------------------------------------------------------------------------------
-
-
-def praise(exercise, probes) -> str:
-    """What was verified: the claim, the probes, and the method the harness saw."""
-    by_dtype = {}
-    for probe in probes:
-        by_dtype.setdefault(probe.dtype, []).append(probe)
-    parts = []
-    for dtype, group in by_dtype.items():
-        sizes = sorted({tuple(np.shape(p.x)) for p in group if p.x is not None}, key=len)
-        xs = [np.asarray(p.where, dtype=np.float64).ravel() for p in group if p.where is not None]
-        values = np.concatenate(xs) if xs else np.array([])
-        span = (
-            f" from {values.min():g} to {values.max():g}"
-            if values.size and np.all(np.isfinite(values))
-            else ""
-        )
-        shapes = ", ".join(str(s) for s in sizes[:6])
-        parts.append(f"{dtype}{span} (shapes {shapes})" if shapes else dtype)
-    verified = exercise.harness.verified(exercise, probes)
-    claim = exercise.claim or "Right"
-    return f"{claim}: in {'; '.join(parts)}" + (f"; {'; '.join(verified)}." if verified else ".")

@@ -7,11 +7,11 @@ references that are exactly zero (keep it tiny). :data:`FLOAT32` and
 :data:`FLOAT64` are the usual choices; a float64 probe with float64 tolerance
 rejects float32 shortcuts and finite differences, which cannot get that close.
 
-When values differ, :func:`explain_difference` first tries the patterns every
-exercise shares (sign, a constant factor such as 2 or the batch size, a
-transpose, reversed order, an offset, hard-coded numbers, zeros, nan) and only
-then falls back to quoting the point where the two really differ, with enough
-digits to see the difference.
+When values differ, :func:`generic_mistake` names the patterns every exercise
+shares (sign, a constant factor such as 2 or the batch size, a transpose,
+reversed order, an offset, hard-coded numbers, zeros, nan), and
+:func:`describe_difference` quotes the point where the two really differ, with
+enough digits to see the difference.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .verdicts import Wrong
 
 
 @dataclass(frozen=True)
@@ -53,23 +51,16 @@ def tolerance_for(dtype) -> Tolerance:
     return FLOAT64 if "64" in name else FLOAT32
 
 
-def cancelling(dtype, terms: float) -> Tolerance:
-    """The dtype's tolerance for a result that sums terms which may cancel (lesson 02):
-    its absolute part widened to 8 units of the dtype's epsilon times ``terms``, the
-    largest term, which is all a right answer can promise where the sum nearly vanishes."""
-    base = tolerance_for(dtype)
-    epsilon = float(np.finfo(np.dtype(getattr(dtype, "name", dtype))).eps)
-    return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(terms)))
-
-
 def of_terms(scale):
-    """An exercise's ``tolerance`` for a result whose terms can cancel (lesson 04): the
-    dtype's own ``rtol``, and an ``atol`` of that rtol times ``scale(probe)``, the size of
-    the terms, so a value near 0 is judged against what it is made of."""
+    """An exercise's ``tolerance`` for a result that sums terms which may cancel (lessons
+    02 and 04): the dtype's own ``rtol``, and an ``atol`` of 8 units of the dtype's
+    epsilon times ``scale(probe)``, the size of the largest term, which is all a right
+    answer can promise where the sum nearly vanishes."""
 
     def tolerance(probe, part):
-        rtol = tolerance_for(probe.dtype).rtol
-        return Tolerance(rtol, rtol * float(scale(probe)))
+        base = tolerance_for(probe.dtype)
+        epsilon = float(np.finfo(np.dtype(probe.dtype)).eps)
+        return Tolerance(base.rtol, max(base.atol, 8 * epsilon * float(scale(probe))))
 
     return tolerance
 
@@ -91,33 +82,6 @@ def matches(got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.ato
     if got.shape != expected.shape:
         return False
     return bool(np.all(close_points(got, expected, rtol, atol)))
-
-
-def matches_where_finite(got, expected, rtol: float = 1e-4, atol: float = 1e-12) -> bool:
-    """``got`` matches ``expected`` (loosely) wherever it is finite, and is mostly finite.
-
-    For naming a whole-formula mistake in a result that also overflows or underflows
-    at the far ends (lessons 03 and 06): those ends are another mistake, named after
-    this one. Fewer than half the points finite is never a match.
-    """
-    got = np.asarray(got, dtype=np.float64)
-    finite = np.isfinite(got)
-    if finite.sum() * 2 < got.size:
-        return False
-    return matches(got[finite], np.asarray(expected, dtype=np.float64)[finite], rtol, atol)
-
-
-def diagnose_mistake(
-    got, known_mistakes, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
-) -> None:
-    """Raise :class:`Wrong` with the hint of the first known mistake ``got`` matches.
-
-    ``known_mistakes`` is a list of ``(code, hint, values_that_mistake_gives)``.
-    Mistakes that the probes cannot tell from the right answer should not be listed.
-    """
-    for code, hint, values in known_mistakes:
-        if matches(got, values, rtol=rtol, atol=atol):
-            raise Wrong(hint, code)
 
 
 def _format_pair(got: float, expected: float) -> tuple[str, str]:
@@ -319,32 +283,3 @@ def _is(what: str) -> str:
     words = what.split() or [what]
     noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 else words[0]
     return "are" if noun.endswith("s") and not noun.endswith("ss") else "is"
-
-
-def explain_difference(
-    got,
-    expected,
-    *,
-    summary: str,
-    at=None,
-    rtol: float = FLOAT32.rtol,
-    atol: float = FLOAT32.atol,
-    batch: int | None = None,
-    what: str = "your result",
-    known=(),
-) -> Wrong:
-    """The :class:`Wrong` for a value that matched nothing better.
-
-    Tries ``known`` (the exercise's own mistakes, as for :func:`diagnose_mistake`),
-    then :func:`generic_mistake`, then quotes a point that differs. ``summary``
-    opens the generic message, e.g. "The gradient should be sigmoid(x)."
-    """
-    got = np.asarray(got, dtype=np.float64)
-    for code, hint, values in known:
-        if matches(got, values, rtol=rtol, atol=atol):
-            return Wrong(hint, code)
-    generic = generic_mistake(got, expected, rtol=rtol, atol=atol, batch=batch, what=what)
-    if generic is not None:
-        code, hint = generic
-        return Wrong(f"{hint} {describe_difference(got, expected, at, rtol, atol)}", code)
-    return Wrong(f"{summary} {describe_difference(got, expected, at, rtol, atol)}", "other")

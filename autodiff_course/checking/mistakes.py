@@ -174,7 +174,3 @@ def is_known(code: str) -> bool:
 
 def describe(code: str) -> str:
     return _registry[code]
-
-
-def all_codes() -> dict[str, str]:
-    return dict(_registry)

@@ -154,13 +154,6 @@ class NumpyRule(Harness):
         if not self.main:
             object.__setattr__(self, "main", "value" if self.grad_fn else self.gradients[0])
 
-    @property
-    def generates(self) -> tuple:
-        codes = ("changed_in_place", "not_repeatable", "upstream_not_linear", "keeps_state")
-        codes += () if self.drive else ("forgot_upstream", "not_summed_back")
-        codes += ("wrong_local_derivative",) if self.local else ()
-        return codes + (("upstream_used_wrongly",) if self.elementwise else ())
-
     def noun(self, part: str) -> str:
         return self.nouns.get(part, "your output" if part == "value" else f"your {part}")
 

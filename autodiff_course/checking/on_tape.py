@@ -31,7 +31,6 @@ import numpy as np
 from .answers import as_values
 from .answers import call_answer
 from .answers import learner_code
-from .differentiating import none_hint
 from .harness import Harness
 from .harness import Observation
 from .harness import forgot_upstream
@@ -72,8 +71,6 @@ class OnTape(Harness):
     upstream_transform: object = None
     without_rule: str = ""
     local: str = ""
-
-    main = "value"
 
     def noun(self, part: str) -> str:
         return {
@@ -407,7 +404,7 @@ def _explain_none(log, what: str, value=None, x=None) -> Wrong:
     cut = seen.cut_by(value, x) if seen is not None and value is not None else None
     if cut is not None:  # what cut the path: a NumPy detour, tf.stop_gradient, a rounding
         return Wrong(hint(cut[0], what, op=cut[1] or ""), cut[0])
-    return Wrong(none_hint("no_gradient", what), "no_gradient")
+    return Wrong(hint("no_gradient", what), "no_gradient")
 
 
 def _rule_produced(log, gradient) -> bool:

@@ -1,6 +1,6 @@
 """Wrong answers that are right in part: the patterns behind a value that differs.
 
-:func:`~.judging.judge` consults these after the exercise's own mistakes and the
+The judge (:mod:`.judge`) consults these after the exercise's own mistakes and the
 generic whole-array patterns have found nothing, so that the fallback hint names
 what a learner can act on:
 
@@ -384,3 +384,18 @@ def constant_where_varying(got, expected, what: str) -> Wrong | None:
         "the input cancelled out of the formula. Compute each entry from the arguments.",
         "hard_coded",
     )
+
+
+def float32_digits(case) -> bool:
+    """float64 values that carry only float32's digits: the values themselves, or, for a
+    gradient that multiplies an upstream, the local derivative it multiplies by."""
+    if only_float32_digits(case.got, case.expected):
+        return True
+    up = case.probe.upstream
+    if up is None or np.shape(up) != case.got.shape or np.any(np.asarray(up) == 0):
+        return False
+    local = case.got / up  # float32 digits times a float64 upstream, divided again:
+    with np.errstate(over="ignore"):  # float32 numbers to a few float64 roundings
+        snapped = local.astype(np.float32).astype(np.float64)
+    near = np.abs(local - snapped) <= 8 * np.finfo(np.float64).eps * np.abs(local)
+    return bool(np.all(near)) and only_float32_digits(snapped, case.expected / up)

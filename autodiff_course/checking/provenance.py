@@ -29,16 +29,60 @@ import numpy as np
 
 from .answers import LEARNER_ERRORS
 from .answers import call_answer
-from .differentiating import none_hint
-from .differentiating import why_none
 from .observing import MethodLog
 from .observing import observe
-from .recording import FLAT_OPS
 from .recording import Provenance
 from .recording import record_operations
 from .verdicts import Wrong
 
 HINTS = {
+    "unwatched_constant": (
+        "The gradient is None for {probe}: the tape records operations only on "
+        "tensors it watches. It watches trainable tf.Variables by itself, but never "
+        "a plain tensor. Call tape.watch(x) at the start of the `with` block, before "
+        "x is used."
+    ),
+    "outer_not_watching": (
+        "The outer tape returned None for {probe}: it does not watch {probe}, so it "
+        "recorded nothing about how the inner gradient depends on {probe}. Each tape "
+        "keeps its own record: call outer.watch({probe}) at the start of the outer block."
+    ),
+    "gradient_outside_tape": (
+        "The outer tape returned None for {probe} because the inner gradient was "
+        "computed after the outer tape's `with` block had ended: the outer tape never "
+        "recorded how the first derivative was made. Indent the inner "
+        "`tape.gradient(...)` call so it runs inside the outer block."
+    ),
+    "integer_dtype": (
+        "The gradient is None for {probe}: the tape cannot differentiate with respect "
+        "to an integer tensor. Convert first, x = tf.cast(x, tf.float32), then watch "
+        "the converted tensor and differentiate with respect to it."
+    ),
+    "watched_after_use": (
+        "The gradient is None for {probe} although your tape watches it: it starts "
+        "watching too late. Operations that ran before tape.watch(x) are not on the "
+        "record, so move tape.watch(x) to the top of the `with` block."
+    ),
+    "numpy_detour": (
+        "The gradient is None because the computation leaves TensorFlow: `.numpy()`, "
+        "np.* functions or float() produce values the tape cannot follow, and "
+        "tf.constant(...) of such a value is a brand-new tensor with no history. "
+        "Write that step with TensorFlow ops (tf.reduce_mean, tf.square, ...)."
+    ),
+    "unwatched_variable": (
+        "The gradient is None for {probe}: that variable was never watched (it has "
+        "trainable=False, or the tape was created with "
+        "watch_accessed_variables=False). Watch it explicitly with tape.watch(...)."
+    ),
+    "computed_outside_tape": (
+        "The gradient is None for {probe} because {what}. Compute everything between "
+        "the source and the result inside the `with` block, while the tape records."
+    ),
+    "no_gradient": (
+        "The gradient is None for {probe}: the tape found no recorded path from the "
+        "result back to it. Is it watched, a float, used inside the `with` block, "
+        "only through TensorFlow ops?"
+    ),
     "variable_replaced": (
         "`w = w - ...` (or tf.Variable(...) made anew) gives the name a new object: "
         "the variable you were given never changes, and a plain tensor is not "
@@ -52,11 +96,7 @@ HINTS = {
         "its value came from. Compute the new value as an ordinary tensor, use that "
         "tensor, and assign it to the variable after the tape."
     ),
-    "computed_outside_tape": (
-        "The gradient is None for {probe} because {what}. Compute everything between "
-        "the source and the result inside the `with` block, while the tape records."
-    ),
-    "cut_by_op": (
+    "non_differentiable_op": (
         "The gradient is None for {probe} because the path from it to the result goes "
         "through {op}. Take that operation off the path (or decide which derivative "
         "you want there)."
@@ -70,11 +110,46 @@ HINTS = {
 
 def hint(code: str, probe: str = "x", **details) -> str:
     """The plain-words hint for a cause of a missing gradient."""
-    if code == "non_differentiable_op" and details.get("op"):
-        return HINTS["cut_by_op"].format(probe=probe, op=details["op"])
-    if code in HINTS:
-        return HINTS[code].format(probe=probe, **details)
-    return none_hint(code, probe)
+    details.setdefault("what", "it was not recorded")
+    details["op"] = details.get("op") or "an operation without a gradient"
+    return HINTS[code].format(probe=probe, **details)
+
+
+def why_none(log: MethodLog, *, probe: str = "x"):
+    """``(code, hint)`` for the causes of the first ``None`` the log saw that only the
+    tapes' own record shows (an unwatched variable or constant, nested tapes that missed
+    the inner gradient), else None: :func:`explain_missing` settles the others."""
+    import tensorflow as tf
+
+    found = log.first_none()
+    if found is None:
+        return None
+    call, source = found
+    dtype = getattr(source, "dtype", None)
+    if call.target_is_numpy or (dtype is not None and not (dtype.is_floating or dtype.is_complex)):
+        return None
+    tape = call.tape
+    watched = tape.was_watched(source)
+    is_variable = isinstance(source, tf.Variable)
+    if is_variable and not watched and (not source.trainable or not tape.watch_accessed_variables):
+        return "unwatched_variable", hint("unwatched_variable", probe)
+    # Inner calls are those of other tapes made after this one opened: a tape of an
+    # earlier step of a loop, closed before this one opened, is no inner tape.
+    opened = tape.entered if tape.entered is not None else call.time
+    earlier_inner = [c for c in log.calls if c.tape is not tape and opened < c.time < call.time]
+    if earlier_inner:
+        outside = [
+            c
+            for c in earlier_inner
+            if tape.entered is not None and c.time > tape.entered and tape not in c.recording_tapes
+        ]
+        if outside:
+            return "gradient_outside_tape", hint("gradient_outside_tape", probe)
+        if not is_variable and not watched:
+            return "outer_not_watching", hint("outer_not_watching", probe)
+    if not is_variable and not watched:
+        return "unwatched_constant", hint("unwatched_constant", probe)
+    return None
 
 
 @dataclass
@@ -85,7 +160,6 @@ class Run:
     raised: Wrong | None
     log: MethodLog
     provenance: Provenance
-    name_cause: object = field(default=lambda code, text: text)
     changed: list = field(default_factory=list)  # the answer's own state the call changed
 
 
@@ -99,14 +173,13 @@ def _watchable(values) -> list:
     ]
 
 
-def run_answer(answer, *args, name: str | None = None, name_cause=None, record: bool = True) -> Run:
+def run_answer(answer, *args, name: str | None = None, record: bool = True) -> Run:
     """Call the answer on the check's own tape, noting how it differentiates.
 
     An exception raised by the answer comes back as ``raised``, so that what
-    happened before it can explain it. ``name_cause(code, text)`` lets a lesson
-    prefix a hint with its own name for the cause ("Cause 3, watching after use").
-    With ``record=False`` only the learner's tapes are noted (no check tape, no
-    operations: ``provenance`` is None), a third of the cost, for a first look.
+    happened before it can explain it. With ``record=False`` only the learner's
+    tapes are noted (no check tape, no operations: ``provenance`` is None), a third
+    of the cost, for a first look.
     """
     import tensorflow as tf
 
@@ -124,7 +197,7 @@ def run_answer(answer, *args, name: str | None = None, name_cause=None, record: 
                 if wrong.mistake not in LEARNER_ERRORS:
                     raise
                 raised = wrong
-    return Run(value, raised, log, provenance, name_cause or (lambda code, text: text))
+    return Run(value, raised, log, provenance)
 
 
 def needs_provenance(log: MethodLog) -> bool:
@@ -182,20 +255,17 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
     """``(code, hint)`` naming why ``call`` found no path to ``source``."""
     import tensorflow as tf
 
-    named, seen = run.name_cause, run.provenance
+    seen = run.provenance
     if call.target_is_numpy:
-        return "numpy_detour", named(
-            "numpy_detour",
-            (
-                "Your result is a NumPy (or Python) number, not a tensor: it has left "
-                "TensorFlow, so tape.gradient cannot start from it (it raises an "
-                "AttributeError about `_id`). Compute it with TensorFlow ops, e.g. "
-                "tf.reduce_mean."
-            ),
+        return "numpy_detour", (
+            "Your result is a NumPy (or Python) number, not a tensor: it has left "
+            "TensorFlow, so tape.gradient cannot start from it (it raises an "
+            "AttributeError about `_id`). Compute it with TensorFlow ops, e.g. "
+            "tf.reduce_mean."
         )
     dtype = getattr(source, "dtype", None)
     if dtype is not None and not (dtype.is_floating or dtype.is_complex):
-        return "integer_dtype", named("integer_dtype", hint("integer_dtype", probe))
+        return "integer_dtype", hint("integer_dtype", probe)
     tape = call.tape
     watched = tape.was_watched(source)
     if (
@@ -204,31 +274,25 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
         and not any(source is v for v in originals)
         and any(seen.connected(source, v) for v in originals)
     ):
-        return "variable_replaced", named("variable_replaced", hint("variable_replaced"))
+        return "variable_replaced", hint("variable_replaced")
     if not watched:  # what the tape could not see at all
         explained = why_none(_Focused(run.log, call, source), probe=probe)
-        if explained is not None and explained[0] in (
-            "unwatched_variable",
-            "unwatched_constant",
-            "outer_not_watching",
-            "gradient_outside_tape",
-        ):
-            return explained[0], named(explained[0], explained[1])
+        if explained is not None:
+            return explained
     target = call.target
     if target is None:
-        return "no_gradient", named("no_gradient", hint("no_gradient", probe))
+        return "no_gradient", hint("no_gradient", probe)
     if isinstance(source, tf.Variable) and not seen.reads_of(source):
-        return "source_not_used", named("source_not_used", hint("source_not_used", probe))
+        return "source_not_used", hint("source_not_used", probe)
     if seen.connected(target, source):
-        code, text = not_recorded(run, call, source, probe)
-        return code, named(code, text)
+        return not_recorded(run, call, source, probe)
     cut = seen.cut_by(target, source)
     if cut is not None:
         code, op = cut
-        return code, named(code, hint(code, probe, op=op or ""))
+        return code, hint(code, probe, op=op or "")
     if not seen.depends_on(target, source):  # no operation links them at all
-        return "source_not_used", named("source_not_used", hint("source_not_used", probe))
-    return "no_gradient", named("no_gradient", hint("no_gradient", probe))
+        return "source_not_used", hint("source_not_used", probe)
+    return "no_gradient", hint("no_gradient", probe)
 
 
 def not_recorded(run: Run, call, source, probe: str):
@@ -275,93 +339,6 @@ def not_recorded(run: Run, call, source, probe: str):
             "opened, where nothing is recorded",
         )
     return "no_gradient", hint("no_gradient", probe)
-
-
-def partly(text: str) -> str:
-    """A None hint reworded for a gradient that is only partly missing."""
-    return (
-        text.replace("The gradient is None for", "Part of the gradient is missing for")
-        .replace("The gradient is None", "Part of the gradient is missing")
-        .replace("its gradient is None", "part of its gradient is missing")
-    )
-
-
-def raise_if_missing(
-    run: Run, *, probe: str = "x", originals=(), prefix: str = "", hidden: bool = False
-) -> None:
-    """Raise the named cause of the first None gradient (with ``hidden``, of zeros
-    from unconnected_gradients=ZERO too: only for an answer already found wrong)."""
-    found = first_missing(run.log, hidden=hidden)
-    if found is None:
-        return
-    call, source, hidden = found
-    code, text = explain_missing(run, call, source, probe=probe, originals=originals)
-    if hidden:
-        raise Wrong(
-            prefix
-            + run.name_cause(
-                "zeros_hide_none",
-                (
-                    "Your gradient is zeros because unconnected_gradients="
-                    "tf.UnconnectedGradients.ZERO turned a None into zeros: it hides the "
-                    "cause, it does not connect the tape. The None itself: "
-                ),
-            )
-            + text,
-            "zeros_hide_none",
-        )
-    raise Wrong(prefix + text, code)
-
-
-def _close(a, b) -> bool:
-    try:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-        return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-12))
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def raise_if_partly_cut(
-    run: Run, *, probe: str = "x", prefix: str = "", strong: bool = True
-) -> None:
-    """A wrong, non-None gradient: part of the path unrecorded or cut, if that happened.
-
-    ``strong`` evidence is linked to the result: the check's tape differentiates the
-    learner's target differently, or an operation without a gradient feeds it. The
-    rest (integer results, NumPy conversions inside the block) is only looked at after
-    the generic numerical patterns have found nothing (``strong=False``).
-    """
-    seen = run.provenance
-    for call in run.log.calls:
-        if call.target is None or not call.results:
-            continue
-        for source, result in zip(call.sources, call.results):
-            if result is None:
-                continue
-            if strong:
-                full = seen.check_gradient(call.target, source)
-                if full is not None and not _close(result, full):
-                    code, text = not_recorded(run, call, source, probe)
-                    if code != "no_gradient":
-                        raise Wrong(prefix + partly(run.name_cause(code, text)), code)
-            cut = seen.cut_by(call.target, source, inside=(call.tape.entered, call.tape.exited))
-            if cut is not None and (cut[1] is not None and cut[1] in FLAT_OPS.values()) == strong:
-                code, op = cut
-                raise Wrong(
-                    prefix + partly(run.name_cause(code, hint(code, probe, op=op or ""))), code
-                )
-
-
-def raise_if_zeros_hide(run: Run, value, **context) -> None:
-    """Zeros from unconnected_gradients=ZERO: name the None behind them."""
-    import tensorflow as tf
-
-    if (
-        isinstance(value, (tf.Tensor, tf.Variable))
-        and _is_zero(value.numpy())
-        and run.log.used_zero_option
-    ):
-        raise_if_missing(run, hidden=True, **context)
 
 
 NESTED_CAUSES = ("gradient_outside_tape", "outer_not_watching")

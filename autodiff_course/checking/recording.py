@@ -67,12 +67,6 @@ class Provenance:
             self._connected[key] = found
         return self._connected[key]
 
-    def check_gradient(self, target, source):
-        try:
-            return self.tape.gradient(target, source)
-        except Exception:  # noqa: BLE001
-            return None
-
     def uses_of(self, source) -> list[int]:
         """Times of the operations that read ``source`` directly."""
         handle = getattr(source, "handle", None)
@@ -130,21 +124,9 @@ class Provenance:
                 frontier += made_by[id(tensor)].inputs
         return False
 
-    def cut_by(self, target, source, *, inside=None):
-        """``(code, detail)`` for what cut the path from ``source`` to ``target``.
-
-        ``inside`` (a tape's entry and exit times) is given when only part of a
-        gradient is missing: evidence that cannot be linked to the target (integer
-        results, NumPy conversions) must then come from that block, and assigns are
-        left out (a training loop's assign between steps is meant to cut the path).
-        """
+    def cut_by(self, target, source):
+        """``(code, detail)`` for what cut the path from ``source`` to ``target``."""
         import tensorflow as tf
-
-        def in_block(time):
-            if inside is None:
-                return True
-            entered, exited = inside
-            return entered is not None and time > entered and (exited is None or time < exited)
 
         def fed_by_source(op):
             return any(
@@ -157,7 +139,6 @@ class Provenance:
             if (
                 op.name in ASSIGN_OPS
                 and len(op.inputs) >= 2
-                and inside is None
                 and self.connected(op.inputs[1], source)
             ):
                 handle = op.inputs[0]
@@ -177,15 +158,13 @@ class Provenance:
                 if fed_by_source(op) and self.connected(target, output):
                     return "non_differentiable_op", FLAT_OPS[op.name]
             elif op.name in INTEGER_OPS:
-                if not output.dtype.is_floating and in_block(op.time) and fed_by_source(op):
+                if not output.dtype.is_floating and fed_by_source(op):
                     return "non_differentiable_op", INTEGER_OPS[op.name]
             elif op.name == "StopGradient":
-                if in_block(op.time) and fed_by_source(op):
+                if fed_by_source(op):
                     return "non_differentiable_op", STOP_GRADIENT
-        for time, tensor in self.conversions:  # a detour through NumPy
-            if in_block(time) and (
-                tensor is source or (tensor.dtype.is_floating and self.connected(tensor, source))
-            ):
+        for _, tensor in self.conversions:  # a detour through NumPy
+            if tensor is source or (tensor.dtype.is_floating and self.connected(tensor, source)):
                 return "numpy_detour", None
         return None
 

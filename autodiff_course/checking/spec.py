@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import time
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,11 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import mistakes
-from .verdicts import ExerciseNotSolved
-from .verdicts import Status
-from .verdicts import _repeats
-from .verdicts import _report
-from .verdicts import strict_mode
+from .verdicts import exercise
 
 LEVELS = {1: "easy", 2: "medium", 3: "hard"}
 
@@ -319,30 +314,15 @@ class Exercise:
         return {part: np.asarray(values, dtype=np.float64) for part, values in found.items()}
 
     def evaluate(self, answer):
-        from .judge import evaluate
-
-        return evaluate(self, answer)
+        """The :class:`~.verdicts.CheckResult` of ``answer``."""
+        return self.check.evaluate(answer)
 
     @functools.cached_property
     def check(self):
         """The function a notebook calls: prints the verdict (raises in strict mode)."""
-        exercise = self
+        from .judge import run
 
-        def check(answer) -> None:
-            seconds, results = [], []
-            for _ in range(_repeats()):
-                started = time.perf_counter()
-                results.append(exercise.evaluate(answer))
-                seconds.append(time.perf_counter() - started)
-            result = results[0]
-            print(result)
-            _report(result, seconds)
-            if strict_mode() and result.status is not Status.CORRECT:
-                raise ExerciseNotSolved(str(result))
-
-        check.evaluate = self.evaluate
-        check.exercise = self.number
-        check.title = self.title
+        check = exercise(self.number, self.title)(lambda answer: run(self, answer))
         check.spec = self
         check.__name__ = getattr(self.harness, "name", "check").strip("`")
         check.__doc__ = self.docstring()

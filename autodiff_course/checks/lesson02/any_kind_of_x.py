@@ -4,7 +4,7 @@ import numpy as np
 
 from ...checking.function import Function
 from ...checking.function import one_tensor
-from ...checking.judging import cancelling
+from ...checking.judging import of_terms
 from ...checking.probes import signed
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
@@ -102,6 +102,6 @@ EXERCISE = Exercise(
     describe={"value": "df/dx of the f the check passed in, at every element of x"},
     claim="df/dx for a fresh f at every kind of x, float32 for an integer x",
     # Widened where the terms of f' (or of f'', among the mistakes) cancel.
-    tolerance=lambda p, part: cancelling(p.dtype, p.terms * (1 + np.max(np.abs(p.x))) ** 2),
+    tolerance=of_terms(lambda p: p.terms * (1 + np.max(np.abs(p.x))) ** 2),
 )
 derivative = EXERCISE.check

@@ -3,7 +3,7 @@ dict of fresh variables, then x and y) and the gradients of a mean loss, in floa
 
 import numpy as np
 
-from ...checking.judging import cancelling
+from ...checking.judging import of_terms
 from ...checking.probes import signed
 from ...checking.spec import Probe
 from ...checking.spec import as_dtype
@@ -37,7 +37,7 @@ def gradients(p, w=None, b=None, *, x=None, y=None, slope=lambda r: 2 * r) -> di
     return {"w": x.T @ d, "b": float(np.sum(d))}
 
 
-def tolerance(p, part):
-    """The dtype's, widened to the rounding of the largest term the gradients sum."""
-    residual = p.x @ p.w + p.b - p.y
-    return cancelling(p.dtype, np.max(np.abs(p.x)) * max(1.0, 2 * np.max(np.abs(residual))))
+# The dtype's tolerance, widened to the rounding of the largest term the gradients sum.
+tolerance = of_terms(
+    lambda p: np.max(np.abs(p.x)) * max(1.0, 2 * np.max(np.abs(p.x @ p.w + p.b - p.y)))
+)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...checking.function import Function
-from ...checking.judging import cancelling
+from ...checking.judging import of_terms
 from ...checking.probes import signed
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
@@ -102,6 +102,6 @@ EXERCISE = Exercise(
     ),
     describe={"gradient": "2 (1 - decay) new_average", "average": "the new average"},
     claim="The gradient 2 (1 - decay) new_average, and average holding the new value",
-    tolerance=lambda p, part: cancelling(p.dtype, np.max(np.abs(p.start) + np.abs(p.x))),
+    tolerance=of_terms(lambda p: np.max(np.abs(p.start) + np.abs(p.x))),
 )
 update_and_differentiate = EXERCISE.check

@@ -41,12 +41,9 @@ def _other_range(got, p):
     low, high = float(np.min(ratio)), float(np.max(ratio))
     if high - low < 1e-6 or not matches(got, np.clip(p.upstream, low, high) * local, 1e-5, 1e-9):
         return None
-    return {
-        "low": "no lower limit" if low <= p.upstream.min() + 1e-9 else f"a lower limit of {low:g}",
-        "high": "no upper limit"
-        if high >= p.upstream.max() - 1e-9
-        else f"an upper limit of {high:g}",
-    }
+    lo = "no lower limit" if low <= p.upstream.min() + 1e-9 else f"a lower limit of {low:g}"
+    hi = "no upper limit" if high >= p.upstream.max() - 1e-9 else f"an upper limit of {high:g}"
+    return {"low": lo, "high": hi}
 
 
 EXERCISE = Exercise(

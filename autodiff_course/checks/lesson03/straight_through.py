@@ -105,7 +105,6 @@ EXERCISE = Exercise(
             "it where |x| > 1: multiply by a mask of |x| <= 1, cast to upstream.dtype.",
             lambda p: p.upstream,
             part="gradient",
-            means="a gradient that passes everywhere where it should be clipped",
         ),
         Mistake(
             "inverted_clip",

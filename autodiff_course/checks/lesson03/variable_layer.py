@@ -48,16 +48,15 @@ def _grad_w(local):
     return lambda p: np.sum(local(p))
 
 
+def _s(p):
+    return sigmoid(_wx(p))
+
+
 def _tolerance(p, part):
     if part != "grad_w":
         return None
     rtol = 2e-5 if p.dtype == "float32" else 1e-11
-    terms = np.abs(p.upstream * p.x * sigmoid(_wx(p)))
-    return Tolerance(rtol, rtol * float(np.sum(terms)))
-
-
-def _s(p):
-    return sigmoid(_wx(p))
+    return Tolerance(rtol, rtol * float(np.sum(np.abs(p.upstream * p.x * _s(p)))))
 
 
 EXERCISE = Exercise(
@@ -115,18 +114,6 @@ EXERCISE = Exercise(
             "The gradient for w is the mean of the contributions, {n} times too small: w is "
             "used by every element, so its gradient is their sum (tf.reduce_sum).",
             lambda p: np.mean(p.upstream * p.x * _s(p)),
-            part="grad_w",
-        ),
-        Mistake(
-            "scale_factor",
-            "The gradient for w is twice the answer: a factor 2 too many.",
-            _grad_w(lambda p: 2.0 * p.upstream * p.x * _s(p)),
-            part="grad_w",
-        ),
-        Mistake(
-            "scale_factor",
-            "The gradient for w is half the answer: a factor 1/2 too many.",
-            _grad_w(lambda p: 0.5 * p.upstream * p.x * _s(p)),
             part="grad_w",
         ),
     ),

@@ -30,9 +30,8 @@ def draw(rng) -> list:
         ("x**4 + x**2", signed(rng, (1,), 0.5, 2.0), "float32"),
         ("cosh(x)", signed(rng, (1, 3), 0.5, 2.5), "float32"),
         ("softplus(x)", signed(rng, (), 0.5, 3.0), "float64")]  # fmt: skip
-    label = "f(x) = {} on a {} x of shape {}"
-    return [spec.Probe(d, spec.as_dtype(x, d), data={"name": f, "f": functions[f]},
-                       label=label.format(f, d, x.shape)) for f, x, d in plan]  # fmt: skip
+    return [spec.Probe(d, spec.as_dtype(x, d), data={"name": f, "f": functions[f]}, label=f"f(x) "
+                       f"= {f} on a {d} x of shape {x.shape}") for f, x, d in plan]  # fmt: skip
 
 
 def derivatives(p):

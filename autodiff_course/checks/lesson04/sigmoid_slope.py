@@ -46,12 +46,10 @@ def _tail(got, p, value=False):  # right for |x| <= 5, wrong on a tail (|x| >= 1
 
 
 _mistake = partial(spec.Mistake, part="gradient")
-CANCELS = (
-    "Right near 0, wrong at x = {points}: s * (1 - s) cancels once s rounds to nearly 1 (in "
-    "float32 from about x = 10), as TensorFlow's sigmoid gradient does: write 1 - s as s(-x)."
-)
-TAIL = "Right near 0, wrong at x = {points}, where a formula right on paper loses small values"
 # fmt: off
+CANCELS = ("Right near 0, wrong at x = {points}: s * (1 - s) cancels once s rounds to nearly 1 (in "
+           "float32 from x = 10), as TensorFlow's sigmoid gradient does: write 1 - s as s(-x).")
+TAIL = "Right near 0, wrong at x = {points}, where a formula right on paper loses small values"
 MISTAKES = (
     _mistake("slope_as_value", "Your value is sigmoid's slope: return sigmoid(x), and the slope "
              "from grad_fn.", lambda p: slope(p.x), part="value", means="the slope as the value"),
