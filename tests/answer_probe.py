@@ -24,12 +24,9 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+from exercises import exercises  # run as a script, tests/ is its first import path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from exercises import exercises  # noqa: E402
-
-from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE  # noqa: E402
+from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
 
 MARKER = "ANSWER-PROBE "
 
