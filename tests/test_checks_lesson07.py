@@ -42,7 +42,7 @@ def rows(table):
     return [pytest.param(*row, id=f"{i}-{row[-1]}") for i, row in enumerate(table)]
 
 
-def test_every_expected_code_is_catalogued():
+def test_every_expected_code_is_catalogued_and_every_catalogued_code_has_a_row():
     from autodiff_course.checking import mistakes
 
     expected = {
@@ -52,6 +52,8 @@ def test_every_expected_code_is_catalogued():
     }
     unknown = {code for code in expected if code not in check.MISTAKES}
     assert {code for code in unknown if not mistakes.is_known(code)} == set()
+    assert set(check.MISTAKES) - expected == set(), "a catalogued code with no row"
+    assert {code for code in check.MISTAKES if code in mistakes.SHARED} == set()
 
 
 # 7.1 a softplus layer with a learnable slope -------------------------------------
@@ -346,8 +348,8 @@ SLOPED_MISTAKES = rows(
             "hard_coded",
         ),
         (sloped(lambda a, x: tf.math.log(1.0 + tf.exp(a * x)), sigmoid_backward), "naive_softplus"),
-        # state kept between calls: right on the first call, wrong once training moves the slope
-        (StaleSigmoid, "training_diverged"),
+        # state kept between calls: right on a layer's first call only
+        (StaleSigmoid, "keeps_state"),
     ]
 )
 
@@ -542,7 +544,7 @@ STEP_MISTAKES = rows(
         (step(unscale=lambda gs, s: [g / s / s for g in gs]), "unscaled_twice"),
         (step(hard_coded_scale, unscale=lambda gs, s: gs), "hard_coded_scale"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
-        (first_scale_kept, "hard_coded_scale"),
+        (first_scale_kept, "keeps_state"),
         (step(loss_in_float16), "loss_in_float16"),
         # the loss itself
         (step(summed), "sum_not_mean"),

@@ -17,12 +17,11 @@ One module per exercise: :mod:`.custom_layer` (7.1), :mod:`.loss_scaling` (7.2),
 :mod:`.embedding` (7.3) and :mod:`.clipping` (7.4, which reuses 7.2's reference
 gradients).
 
-:data:`MISTAKES` is the lesson's catalogue of mistake codes, each with its one-line
-description: the codes that ``tests/test_checks_lesson07.py`` expects the checks to
-name. Codes that lesson 03 registers already (``no_variables_keyword``, ...) keep
-lesson 03's descriptions, and the shared codes of
-:mod:`autodiff_course.checking.mistakes` (``forgot_upstream``, ``sign_flipped``,
-``hard_coded``, ...) are used as they are.
+:data:`MISTAKES` is the lesson's catalogue of its own mistake codes, each with its
+one-line description: with the shared codes of
+:mod:`autodiff_course.checking.mistakes` (``no_variables_keyword``,
+``variable_outside_rule``, ``forgot_upstream``, ``keeps_state``, ``hard_coded``, ...),
+the codes that ``tests/test_checks_lesson07.py`` expects the checks to name.
 """
 
 from __future__ import annotations
@@ -33,19 +32,12 @@ from .embedding import embedding_gradient
 from .loss_scaling import train_step
 
 MISTAKES = {
-    # 7.1 (and lesson 03's codes for custom gradients that read variables)
-    "no_variables_keyword": "a grad_fn without the variables= keyword for a variable read",
-    "variable_grads_not_list": "the variables' gradients not returned as a list",
-    "no_variable_gradient": "None as the gradient of a variable the layer reads",
-    "variable_outside_rule": "the variable's gradient comes from ops outside the custom rule",
-    "variable_grad_not_reduced": "a variable gradient shaped like x instead of like w",
+    # 7.1 (with the shared codes of custom gradients that read variables)
     "weight_gradient_float16": "a float32 weight's gradient returned in float16",
     "summed_in_float16": "a weight's gradient summed in float16 and cast afterwards (overflows)",
     "forgot_slope": "d/dx of softplus(a x) without the factor a",
     "forgot_x": "d/da of softplus(a x) without the factor x",
     "naive_softplus": "log(1 + exp(z)) for the value, which overflows (float16 from 11.09)",
-    "training_diverged": "a few loss-scaled steps do not move the weight as float64 predicts",
-    "steps_skipped": "the loss-scale optimizer skipped steps (a gradient was not finite)",
     # 7.2 and 7.4
     "loss_not_scaled": "the gradients of the unscaled loss (float16 zeros and coarse values)",
     "scaled_gradients_not_loss": "the scale applied to the gradients after the tape, not the loss",

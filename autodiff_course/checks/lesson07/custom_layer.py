@@ -10,7 +10,8 @@ generator; never the lesson's numbers):
 
 * the class instantiated by the check, as ``SlopedSoftplus()`` (float32) and as
   ``SlopedSoftplus(dtype="mixed_float16")`` (float16 compute, float32 slope); a
-  fresh instance for every probe, so no state survives from one probe to the next;
+  fresh instance for every probe, and, to catch state kept between calls, one
+  instance called twice with different inputs and slopes (the second call judged);
 * inputs of shape ``(batch, features)`` and ``(batch, time, features)``, with
   ``batch``, ``time`` and ``features`` each 1 in some probe and 2 to 5 in another,
   so that summing over the wrong axes, over every axis, or squeezing a size-1 axis
@@ -47,7 +48,10 @@ What it must verify:
   ``keras.optimizers.LossScaleOptimizer(SGD(lr), initial_scale=2**15)`` through
   ``scale_loss`` and ``apply`` on mean squared error against fresh targets: no step
   is skipped (the loss scale is still 2**15 afterwards) and the slope follows
-  :func:`reference_sgd` within float16 tolerances.
+  :func:`reference_sgd` within float16 tolerances. A failure here is named by the
+  probes above (a float16 sum overflows and the step is skipped:
+  ``summed_in_float16`` or ``weight_gradient_float16``); training adds no code of its
+  own, it confirms that what the single calls showed holds over several steps.
 
 The reference below never uses TensorFlow or the layer: it is float64 NumPy at the
 numbers the layer saw (inputs and slopes rounded to the layer's compute dtype first,

@@ -34,7 +34,9 @@ for every probe, since a Keras optimizer is bound to the variables it first saw)
   inputs near 2, a small one (2**2 to 2**4) for which 2**15 would overflow float16:
   a hard-coded scale is caught;
 * a fresh SGD learning rate (0.05 to 0.5), and one probe with
-  ``SGD(momentum=0.5)`` called twice, so that applying twice or not at all shows.
+  ``SGD(momentum=0.5)`` called twice, so that applying twice or not at all shows;
+* two calls in a row with different ``loss_scale``, data and models, the second
+  judged: an answer that keeps the first call's scale, model or gradients is caught.
 
 Measured with the reference answer over 60 such draws (TensorFlow 2.21, Keras
 3.15, x86 CPU): its error, relative to :func:`reference_magnitudes`, is at most
