@@ -15,9 +15,10 @@ those of ``autodiff_course.checks.lesson07.MISTAKES`` and the shared ones of
   applied), by :func:`step` and :func:`clipped_step`;
 * 7.3: plain functions.
 
-Lesson 07's checks do not judge yet (``autodiff_course/checks/lesson07/temporary.py``),
-so every test here that runs a check is skipped until they do (phase 2 of lesson 07);
-only :func:`test_every_expected_code_is_catalogued` runs now.
+One row's code changed when the checks were built: an answer that differentiates
+``model.weights`` keeping its ``None`` s is named ``trained_frozen_layer``, like one that
+differentiates ``model.variables``: the same mistake (sources beyond
+``model.trainable_variables``) gets one code, whatever the answer does with a ``None``.
 """
 
 from __future__ import annotations
@@ -28,13 +29,6 @@ import pytest
 import tensorflow as tf
 
 from autodiff_course.checks import lesson07 as check
-
-# Every test that runs a check waits for lesson 07's judging; the catalogue's own
-# consistency is tested now.
-judging_pending = pytest.mark.skip(
-    reason="lesson 07's checks do not judge answers yet (phase 2 of lesson 07 builds them "
-    "on the exercise-spec judge); these rows are the catalogue they must then meet"
-)
 
 
 def rows(table):
@@ -138,7 +132,6 @@ class SlopedSoftplusStableByParts(keras.layers.Layer):
         return rule(x)
 
 
-@judging_pending
 @pytest.mark.parametrize(
     "answer",
     [
@@ -354,13 +347,11 @@ SLOPED_MISTAKES = rows(
 )
 
 
-@judging_pending
 @pytest.mark.parametrize("answer, mistake", SLOPED_MISTAKES)
 def test_sloped_softplus_names_the_mistake(judge, answer, mistake):
     judge(check.sloped_softplus, answer, mistake)
 
 
-@judging_pending
 def test_sloped_softplus_stub_is_not_attempted(judge):
     class Stub(keras.layers.Layer):
         def build(self, input_shape):
@@ -429,7 +420,6 @@ def step_with_apply_gradients(model, optimizer, x, y, loss_scale):
     return gradients
 
 
-@judging_pending
 @pytest.mark.parametrize(
     "answer",
     [
@@ -551,7 +541,7 @@ STEP_MISTAKES = rows(
         (step(squeezed), "squeezed_size_one_axis"),
         # what is differentiated and applied
         (step(sources="all"), "trained_frozen_layer"),
-        (none_kept, "none_in_gradients"),
+        (none_kept, "trained_frozen_layer"),
         (step(apply=lambda opt, gs, vs: None), "not_applied"),
         (
             step(apply=lambda opt, gs, vs: opt.apply([-g for g in gs], vs)),
@@ -567,7 +557,6 @@ STEP_MISTAKES = rows(
 )
 
 
-@judging_pending
 @pytest.mark.parametrize("answer, mistake", STEP_MISTAKES)
 def test_train_step_names_the_mistake(judge, answer, mistake):
     judge(check.train_step, answer, mistake)
@@ -607,7 +596,6 @@ def by_scatter_nd_of_slices(embedding, ids, upstream):
     return tf.scatter_nd(indices, slices.values, tf.shape(embedding.embeddings, tf.int64))
 
 
-@judging_pending
 @pytest.mark.parametrize(
     "answer",
     [by_gather_and_sum, by_segment_sum_of_slices, by_scatter_nd_of_slices],
@@ -667,7 +655,6 @@ EMBEDDING_MISTAKES = rows(
 )
 
 
-@judging_pending
 @pytest.mark.parametrize("answer, mistake", EMBEDDING_MISTAKES)
 def test_embedding_gradient_names_the_mistake(judge, answer, mistake):
     judge(check.embedding_gradient, answer, mistake)
@@ -718,7 +705,6 @@ def global_clip_with_use_norm(gradients, clip_norm):
     return tf.clip_by_global_norm(gradients, clip_norm, use_norm=norm)
 
 
-@judging_pending
 @pytest.mark.parametrize(
     "answer",
     [
@@ -797,7 +783,6 @@ CLIPPED_MISTAKES = rows(
 )
 
 
-@judging_pending
 @pytest.mark.parametrize("answer, mistake", CLIPPED_MISTAKES)
 def test_clipped_train_step_names_the_mistake(judge, answer, mistake):
     judge(check.clipped_train_step, answer, mistake)
@@ -806,7 +791,6 @@ def test_clipped_train_step_names_the_mistake(judge, answer, mistake):
 # every check: fresh probes, so a mistake is named the same way on every call ----------
 
 
-@judging_pending
 @pytest.mark.parametrize(
     "exercise, answer, mistake",
     [

@@ -1,79 +1,177 @@
-"""Exercise 7.4: clip by global norm, after unscaling.
-
-The answer is ``clipped_train_step(model, optimizer, x, y, loss_scale, clip_norm)``:
-exercise 7.2's step, with the unscaled gradients clipped together by
-``tf.clip_by_global_norm(gradients, clip_norm)`` before ``optimizer.apply``. It
-returns ``(clipped, global_norm)``: the clipped gradients it applied, and the
-global norm of the unscaled gradients before clipping.
-
-Probes the check must draw (fresh on every call), besides those of exercise 7.2
-(:mod:`.loss_scaling`: ``mixed_float16`` Dense stacks, a frozen layer, outputs of
-size 1, batches of one, fresh power-of-two ``loss_scale`` and learning rate):
-
-* models with at least two trainable variables of different sizes, so that a
-  clip of each tensor on its own (``tf.clip_by_norm``) differs from the global one,
-  and gradients with entries of very different magnitudes, so that a clip of each
-  entry (``tf.clip_by_value``) differs too;
-* in every call, one batch whose unscaled global norm is below ``clip_norm``
-  (nothing is clipped: an answer that always rescales to the limit is caught) and
-  one whose norm is 2 to 50 times above it; residuals of order 2**-8 to 1, so that
-  the scaled norm is ``loss_scale`` times larger than the limit (clipping before
-  unscaling then gives gradients of norm ``clip_norm / loss_scale``);
-* a fresh ``clip_norm`` (0.01 to 5, never 1.0, 5.0 or 10.0 exactly), so a
-  hard-coded limit is caught.
-
-What it must verify:
-
-* the structure: a pair, a list of one float32 tensor per trainable variable, and
-  a float32 scalar;
-* ``global_norm`` against the float64 norm of :func:`.loss_scaling.reference_gradients`
-  (not the scaled norm, not the clipped one);
-* ``clipped`` against :func:`reference_clip` of those gradients;
-* the weights after the step equal ``weights - learning_rate * clipped``: what was
-  returned was applied (applying the unclipped or the scaled gradients is caught);
-* the method, from the numbers: clipping before unscaling (norm ``clip_norm /
-  loss_scale``), not unscaling (the limit's norm whatever the batch, or S times the
-  true norm), unscaling twice, per-tensor and per-entry clipping, and the norm after
-  clipping are each told apart by the probes above.
-
-The reference is float64 NumPy: the gradients of :mod:`.loss_scaling`'s reference
-and the clip ``g * clip_norm / max(norm, clip_norm)``, the definition of
-``tf.clip_by_global_norm``, written out.
-"""
+"""Exercise 7.4: clip by global norm, after unscaling, on :mod:`.scaled_step`'s models.
+The reference clip is ``g * clip_norm / max(norm, clip_norm)`` in float64."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from .loss_scaling import reference_gradients
-from .temporary import announce
+from ...checking.answers import as_values
+from ...checking.judging import Tolerance
+from ...checking.judging import matches
+from ...checking.keras_call import KerasCall
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Pattern
+from ...checking.verdicts import Wrong
+from . import scaled_step as bench
 
-NUMBER, TITLE = "7.4", "clip by global norm, after unscaling"
+NAME = "`clipped_train_step`"
 
 
-def reference_clip(gradients, clip_norm):
-    """float64 ``(clipped, global_norm)``: every gradient times clip_norm / max(norm, clip_norm)."""
-    gradients = [np.asarray(g, dtype=np.float64) for g in gradients]
-    global_norm = float(np.sqrt(sum(np.sum(g**2) for g in gradients)))
-    factor = clip_norm / max(global_norm, clip_norm)
-    return [g * factor for g in gradients], global_norm
+def draw(rng) -> list:
+    """Rough fits of a tanh layer and a linear one (four variables), with a clip_norm 1.2
+    to 2 times their global norm (below that of the scaled gradients), then 1/50 to 1/4
+    of it; loss_scale 2**2 to 2**4, weights read back. Then a near-perfect fit, loss_scale
+    2**13 to 2**15. Fresh weights, learning rates and limits."""
+    found = []
+    for tiny, ratio in ((False, (1.2, 2.0)), (False, (1 / 50, 1 / 4)), (True, (2, 4))):
+        n, h, batch = (int(k) for k in rng.integers([2, 2, 3], [4, 4, 9]))
+        scale = 2.0 ** int(rng.integers(13, 16) if tiny else rng.integers(2, 5))
+        lr = float(np.round(rng.uniform(0.05, 0.5), 3))
+        layers = ["linear" if tiny else "tanh", "linear"]
+        spread = (3.0, 6.0) if ratio[0] < 1 else (0.5, 1.5)  # above the limit: a norm over 1
+        probe = bench.model_probe(
+            rng,
+            [n, h, 1],
+            layers,
+            batch,
+            tiny,
+            scale,
+            spread=spread,
+            applied=not tiny,
+            learning_rate=lr,
+        )
+        while ratio[0] < 1 and _norm(bench.gradients(probe)) < 1.5:  # a clip to 1.0 must show
+            probe = probe.but(y=2 * probe.y - bench.prediction(probe))  # residuals doubled
+        limit = float(f"{_norm(bench.gradients(probe)) * rng.uniform(*ratio):.4g}")
+        found.append(probe.but(clip_norm=limit * (1.1 if limit in (1.0, 5.0, 10.0) else 1)))
+    return found
 
 
-def clipped_train_step(answer):
-    """TEMPORARY (see :mod:`.temporary`): runs the reference and the answer once; no verdict."""
-    layers = [(np.array([[0.5], [0.25]]), np.array([0.0]), "linear")]
-    x = np.array([[1.0, 0.0], [0.0, 2.0], [0.5, 1.0]])
-    residual = np.full((3, 1), -0.25)
-    reference_clip(reference_gradients(layers, x, residual), 0.1)
+def _grads(p) -> list:
+    return bench.gradients(p)
 
-    def run_answer():
-        import keras
-        import tensorflow as tf
 
-        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, dtype="mixed_float16")])
-        model.set_weights([layers[0][0].astype(np.float32), layers[0][1].astype(np.float32)])
-        y = tf.constant(0.5 - residual, tf.float32)
-        optimizer = keras.optimizers.SGD(learning_rate=0.5)
-        answer(model, optimizer, tf.constant(x, tf.float32), y, 2.0**15, 0.1)
+def _norm(gradients) -> float:
+    return float(np.sqrt(sum(np.sum(np.square(g)) for g in gradients)))
 
-    announce(NUMBER, TITLE, run_answer)
+
+def reference(p, scale=1.0, limit=None, undo=1.0) -> dict:
+    """The clip of ``scale`` times the gradients to ``limit``, divided by ``undo``."""
+    gradients = [scale * g for g in bench.gradients(p)]
+    limit = p.clip_norm if limit is None else limit
+    clipped = bench.flat(gradients) * limit / max(_norm(gradients), limit) / undo
+    return {"clipped": clipped, "norm": np.asarray(_norm(gradients))}
+
+
+def tolerance(p, part) -> Tolerance:
+    """:mod:`.scaled_step`'s, shrunk by the clip for the clipped gradients."""
+    found, norm = bench.tolerance(p, part), float(reference(p)["norm"])
+    return Tolerance(found.rtol, found.atol * (p.clip_norm / max(norm, p.clip_norm)))
+
+
+def read(value, p, built, log) -> dict:
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 2
+        or type(value[0]) not in (list, tuple)
+    ):
+        raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
+    clipped = bench.read(value[0], p, built, log, NAME)
+    norm = as_values(value[1], name="The norm", shape=(), dtype="float32")
+    scaled, tol = reference(p, p.loss_scale), tolerance(p, "clipped")
+    close = partial(matches, rtol=tol.rtol, atol=tol.atol)
+    telling = not close(scaled["clipped"], reference(p)["clipped"])  # a norm S times too large
+    if telling and abs(norm / scaled["norm"] - 1) < 1e-2 and close(clipped, scaled["clipped"]):
+        raise Wrong(
+            "You clipped the scaled gradients and never divided them by loss_scale (your "
+            "norm is loss_scale times the true one). Unscale first, then clip.",
+            "forgot_unscale",
+        )
+    return {"clipped": clipped, "norm": norm}
+
+
+def _divided_again(got, p):
+    right = bench.flat(bench.gradients(p))
+    ratio = got[right != 0] / right[right != 0]
+    if ratio.size and np.ptp(ratio) <= 1e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
+        return {} if abs(np.log2(ratio[0]) - round(np.log2(ratio[0]))) < 1e-2 else None
+    return None
+
+
+_CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
+    "clipped_before_unscaling": (
+        "You clipped the scaled gradients, then unscaled them: unscale first, then clip.",
+        lambda p: reference(p, p.loss_scale, undo=p.loss_scale)["clipped"],
+        "the scaled gradients clipped, then unscaled: norm clip / S",
+    ),
+    "clipped_per_tensor": (
+        "Each gradient was clipped by its own norm (tf.clip_by_norm), not by the global one.",
+        lambda p: bench.flat(g * p.clip_norm / max(_norm([g]), p.clip_norm) for g in _grads(p)),
+        "each gradient clipped by its own norm (tf.clip_by_norm)",
+    ),
+    "clipped_by_value": (
+        "Each entry was clipped (tf.clip_by_value); clip the global norm instead.",
+        lambda p: np.clip(bench.flat(_grads(p)), -p.clip_norm, p.clip_norm),
+        "each entry clipped (tf.clip_by_value) instead of the global norm",
+    ),
+    "always_rescaled": (
+        "Your gradients were rescaled to clip_norm although their norm was below it.",
+        lambda p: bench.flat(_grads(p)) * p.clip_norm / _norm(_grads(p)),
+        "gradients rescaled to the limit even when their norm is below it",
+    ),
+    "not_clipped": (
+        "Your gradients were not clipped, and their global norm is above clip_norm here.",
+        lambda p: bench.flat(_grads(p)),
+        "a gradient that passes everywhere where it should be clipped",
+    ),
+    "wrong_clip_norm": (
+        "Your gradients were clipped to a norm of 1.0, not to clip_norm ({clip_norm}).",
+        lambda p: reference(p, limit=1.0)["clipped"],
+        "a clip norm of its own instead of the one given",
+    ),
+}
+_NORM = {
+    "norm_after_clipping": (
+        "Your norm is the clipped gradients'; return the norm before clipping.",
+        lambda p: min(_norm(_grads(p)), p.clip_norm),
+        "the global norm of the clipped gradients returned",
+    ),
+    "norm_of_scaled_gradients": (
+        "Your norm is the scaled gradients' (loss_scale times too large).",
+        lambda p: p.loss_scale * _norm(_grads(p)),
+        "the global norm of the scaled gradients returned",
+    ),
+}
+TWICE = "Your clipped gradients are the right ones divided by a power of two: unscaled twice."
+EXERCISE = Exercise(
+    number="7.4",
+    title="Clip by global norm, after unscaling",
+    stars=2,
+    minutes=15,
+    harness=KerasCall(
+        NAME,
+        build=bench.build,
+        read=read,
+        untaped=("float32_copy", "No tape.gradient call differentiated model.trainable_variables."),
+        method="the tape walked from the loss times loss_scale; the clipped gradients applied once",
+        main="clipped",
+        nouns={"clipped": "your clipped gradients", "norm": "your global norm"},
+    ),
+    probes=draw,
+    reference=reference,
+    tolerance=tolerance,
+    mistakes=(
+        *(Mistake(c, h, g, part="clipped", means=m) for c, (h, g, m) in _CLIPPED.items()),
+        Pattern("unscaled_twice", TWICE, _divided_again, part="clipped"),
+        *(Mistake(c, h, g, part="norm", means=m) for c, (h, g, m) in _NORM.items()),
+    ),
+    describe={
+        "clipped": "the unscaled gradients times clip_norm / max(norm, clip_norm)",
+        "norm": "the global norm of the unscaled gradients",
+    },
+    claim="Your clipped gradients and norm match float64, and were applied once",
+)
+clipped_train_step = EXERCISE.check
