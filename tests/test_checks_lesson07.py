@@ -341,6 +341,42 @@ SLOPED_MISTAKES = rows(
             "hard_coded",
         ),
         (sloped(lambda a, x: tf.math.log(1.0 + tf.exp(a * x)), sigmoid_backward), "naive_softplus"),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    right_x,
+                    lambda u, a, x, s: [
+                        tf.reduce_mean(
+                            tf.reshape(in_float32(u * x * s), (-1, tf.shape(x)[-1])), axis=0
+                        )
+                    ],
+                ),
+            ),
+            "mean_not_sum",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    lambda u, a, x, s: u * x * s,
+                    lambda u, a, x, s: [flat_sum(in_float32(u) * in_float32(a) * in_float32(s))],
+                ),
+            ),
+            "swapped_gradients",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    lambda u, a, x, s: u * a * (1 - s),
+                    lambda u, a, x, s: [
+                        flat_sum(in_float32(u) * in_float32(x) * (1 - in_float32(s)))
+                    ],
+                ),
+            ),
+            "sigmoid_of_minus_x",
+        ),
         # state kept between calls: right on a layer's first call only
         (StaleSigmoid, "keeps_state"),
     ]
@@ -524,6 +560,21 @@ def none_kept(model, optimizer, x, y, loss_scale):
     return gradients
 
 
+def divided_by_the_scale(model, x, y, loss_scale, sources):
+    """The scale the wrong way round: the loss divided, dy made smaller."""
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) / loss_scale
+    return tape.gradient(loss, sources)
+
+
+def summed_over_outputs(model, x, y, loss_scale, sources):
+    """Each example's squared errors summed, then averaged: a factor of the outputs."""
+    with tf.GradientTape() as tape:
+        squared = (tf.cast(model(x), tf.float32) - y) ** 2
+        loss = tf.reduce_mean(tf.reduce_sum(squared, axis=-1)) * loss_scale
+    return tape.gradient(loss, sources)
+
+
 STEP_MISTAKES = rows(
     [
         # scaling and unscaling
@@ -536,8 +587,10 @@ STEP_MISTAKES = rows(
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
         (first_scale_kept, "keeps_state"),
         (step(loss_in_float16), "loss_in_float16"),
+        (step(divided_by_the_scale, unscale=lambda gs, s: [g * s for g in gs]), "loss_not_scaled"),
         # the loss itself
         (step(summed), "sum_not_mean"),
+        (step(summed_over_outputs), "scale_factor"),
         (step(squeezed), "squeezed_size_one_axis"),
         # what is differentiated and applied
         (step(sources="all"), "trained_frozen_layer"),
@@ -755,6 +808,10 @@ CLIPPED_MISTAKES = rows(
     [
         (clipped_step(order="clip first"), "clipped_before_unscaling"),
         (clipped_step(order="never unscaled"), "forgot_unscale"),
+        (
+            clipped_step(clip=lambda gs, c: tf.clip_by_global_norm([g * 2.0**10 for g in gs], c)),
+            "forgot_unscale",
+        ),
         (
             clipped_step(clip=lambda gs, c: tf.clip_by_global_norm([g / 2.0**15 for g in gs], c)),
             "unscaled_twice",

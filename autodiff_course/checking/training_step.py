@@ -78,6 +78,13 @@ def demand_scaled_loss(log, model, loss, scale, earlier=(), sums=(), got=None, r
     def near(value):
         return abs(factor / value - 1) < 1e-2
 
+    if near(1.0 / scale) and scale != 1:
+        raise Wrong(
+            "Your tape walked from the loss divided by loss_scale: that makes dy smaller, and "
+            "float16 rounds more of it to 0.0. Multiply the loss by loss_scale, then divide "
+            "the gradients by it.",
+            "loss_not_scaled",
+        )
     if near(1.0):
         ratio = np.median(np.abs(got) / np.maximum(np.abs(right), 1e-300))
         after = got is not None and abs(ratio / scale - 1) < 0.1

@@ -81,13 +81,19 @@ def read(value, p, built, log) -> dict:
         raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
     clipped = bench.read(value[0], p, built, log, NAME)
     norm = as_values(value[1], name="The norm", shape=(), dtype="float32")
-    scaled, tol = reference(p, p.loss_scale), tolerance(p, "clipped")
+    right, tol = reference(p), tolerance(p, "clipped")
     close = partial(matches, rtol=tol.rtol, atol=tol.atol)
-    telling = not close(scaled["clipped"], reference(p)["clipped"])  # a norm S times too large
-    if telling and abs(norm / scaled["norm"] - 1) < 1e-2 and close(clipped, scaled["clipped"]):
+    factor = float(norm) / float(right["norm"])  # a power of two: never divided by the scale
+    power = factor > 1.5 and abs(np.log2(factor) - round(np.log2(factor))) < 1e-2
+    if (
+        power
+        and close(clipped, reference(p, factor)["clipped"])
+        and not close(clipped, right["clipped"])
+    ):
         raise Wrong(
-            "You clipped the scaled gradients and never divided them by loss_scale (your "
-            "norm is loss_scale times the true one). Unscale first, then clip.",
+            f"Your norm is {2 ** round(np.log2(factor)):g} times the true one, and you clipped "
+            "gradients that large: they were not divided by loss_scale before clipping. "
+            "Unscale first, then clip.",
             "forgot_unscale",
         )
     return {"clipped": clipped, "norm": norm}

@@ -105,6 +105,28 @@ EXERCISE = Exercise(
             means="d/dw of softplus(w x) without the factor x",
         ),
         Mistake(
+            "swapped_gradients",
+            "x and the slope are swapped between your two gradients: d/dx is upstream * a * "
+            "sigmoid(a x), d/da is upstream * x * sigmoid(a x).",
+            lambda p: p.upstream * p.x * _sigmoid(_z(p)),
+            part="gradient",
+            means="x and w swapped between the two gradients",
+        ),
+        Mistake(
+            "sigmoid_of_minus_x",
+            "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
+            lambda p: p.upstream * as_dtype(p.w, p.dtype) * _sigmoid(-_z(p)),
+            part="gradient",
+            means="sigmoid(-x) where sigmoid(x) belongs",
+        ),
+        Mistake(
+            "mean_not_sum",
+            "The slope's gradient is the mean of its terms, not their sum: every example "
+            "adds its own contribution, so use tf.reduce_sum over every axis but the last.",
+            lambda p: _sum(p.upstream * p.x * _sigmoid(_z(p))) * np.shape(p.x)[-1] / np.size(p.x),
+            part="grad_w",
+        ),
+        Mistake(
             "hard_coded",
             "The slope's gradient is all ones whatever the input: compute it from "
             "upstream, x and sigmoid(a x).",

@@ -114,7 +114,7 @@ def read(value, p, built, log, name) -> np.ndarray:
     training_step.demand_trainable_sources(log, model)
     got = training_step.read_gradients(value, model, name)
     loss, earlier = float(np.mean((prediction(p) - p.y) ** 2)), p.data.get("earlier", ())
-    sums = (p.loss_scale * p.y.size,)
+    sums = [p.loss_scale * d for d in range(2, p.y.size + 1) if p.y.size % d == 0]  # a sum
     training_step.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
     if p.applied:
         training_step.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
