@@ -101,8 +101,9 @@ def read(value, p, built, log) -> dict:
 
 def _divided_again(got, p):
     right = bench.flat(bench.gradients(p))
-    ratio = got[right != 0] / right[right != 0]
-    if ratio.size and np.ptp(ratio) <= 1e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
+    telling = np.abs(right) > 1e-2 * np.max(np.abs(right))
+    ratio = got[telling] / right[telling]
+    if ratio.size and np.ptp(ratio) <= 5e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
         return {} if abs(np.log2(ratio[0]) - round(np.log2(ratio[0]))) < 1e-2 else None
     return None
 

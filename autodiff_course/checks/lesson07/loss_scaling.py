@@ -25,7 +25,7 @@ def draw(rng) -> list:
     one, two outputs, one input.
     Fresh weights, inputs, learning rates; each call's scale differs from those before."""
     scales = [2.0 ** int(rng.choice([2, 4, 5])), *2.0 ** rng.choice(np.arange(13, 16), 3, False)]
-    n, h, k, batch = (int(i) for i in rng.integers([2, 1, 1, 3], [4, 5, 3, 9]))
+    n, h, k, batch = (int(i) for i in rng.integers([2, 2, 1, 3], [4, 5, 3, 9]))
     models = [([n, h, 1], "tanh", 8), ([n, 1], "", 1), ([n, k, 2], "", batch), ([1, 1], "", batch)]
     return [
         bench.model_probe(
