@@ -11,6 +11,7 @@ PINS = {
     "jupyterlab": "4.6.6",
     "jupyterlab-rise": "0.43.1",
     "jupyterlab-widgets": "3.0.17",
+    "keras": "3.15.1",
     "matplotlib": "3.11.2",
     "numpy": "2.4.6",
     "tensorflow": "2.21.0",

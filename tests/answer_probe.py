@@ -6,7 +6,8 @@ nothing would. After every cell it notes the functions that cell defined: functi
 whose code is on the page (hidden cells included), not those imported from a package
 such as the course's reference answers. At the end, each exercise's check judges
 every function defined above the exercise's spoiler point that takes as many
-positional arguments as the exercise's stub, the stub itself excepted. It prints one
+positional arguments as the exercise's stub (every class defined above it, for a stub
+class), the stub itself excepted. It prints one
 JSON line: for each exercise, how many functions were judged and which ones the check
 called correct, and which stub functions it found (so that a test can tell that the
 probe saw the notebook at all).
@@ -36,7 +37,11 @@ RECORDER = """
 def _probe_note(index, _found={}):
     import inspect
     for name, value in list(globals().items()):
-        if name.startswith("_") or isinstance(value, type) or not callable(value):
+        if name.startswith("_") or not callable(value):
+            continue
+        if isinstance(value, type):  # a class defined in a cell (a Keras layer's answer)
+            if value.__module__ == "__main__" and id(value) not in _found:
+                _found[id(value)] = (index, name, value)
             continue
         try:
             code = inspect.unwrap(value).__code__
@@ -74,7 +79,10 @@ def _probe_judge(module, plan):
         for index, name, function in list(_probe_found.values()):
             if index >= exercise["spoiler"] or index in exercise["stubs"]:
                 continue
-            if not _probe_takes(function, exercise["arguments"]):
+            wanted = exercise["arguments"]
+            if isinstance(function, type) != (wanted == "class"):
+                continue
+            if wanted != "class" and not _probe_takes(function, wanted):
                 continue
             judged += 1
             if judge.evaluate(function).status.name == "CORRECT":
@@ -84,12 +92,15 @@ def _probe_judge(module, plan):
 """
 
 
-def stub_arguments(nb, exercise) -> int:
-    """How many positional arguments the exercise's stub function takes."""
+def stub_arguments(nb, exercise) -> int | str:
+    """How many positional arguments the exercise's stub function takes (``"class"`` for
+    a stub class: its candidates are the classes defined in cells)."""
     import ast
 
     for index in exercise.stubs:
         for node in ast.parse(nb.cells[index].source).body:
+            if isinstance(node, ast.ClassDef) and node.name in exercise.names:
+                return "class"
             if isinstance(node, ast.FunctionDef) and node.name in exercise.names:
                 return len(node.args.posonlyargs) + len(node.args.args)
     return -1

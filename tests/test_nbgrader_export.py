@@ -84,6 +84,15 @@ def test_every_cell_has_valid_nbgrader_metadata(exported):
         assert len(ids) == len(set(ids)), f"{path.name}: duplicate grade ids"
 
 
+def test_lesson_07_is_exported_with_its_four_checks(exported):
+    _, written, _ = exported
+    path = next(p for p in written if p.name.startswith("07-"))
+    grade_ids = [
+        meta["grade_id"] for _, meta in nbgrader_cells(nbformat.read(path, 4)) if meta["grade"]
+    ]
+    assert grade_ids == [f"exercise-7-{n}-check" for n in (1, 2, 3, 4)]
+
+
 def test_checks_are_locked_autograded_cells_worth_their_stars(exported):
     _, written, _ = exported
     for path in written:

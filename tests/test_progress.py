@@ -7,7 +7,8 @@ TensorFlow, so their kernels start in a second or two. One class run, shared by 
 tests through a module fixture, holds every case: a wrong answer, an untouched copy,
 a cell that raises, an infinite loop, a kernel that dies, a notebook from another
 version of the lesson, a renamed copy, a duplicate, and every kind of bad input. One test
-grades the real lesson 01 (its solutions with one answer made wrong, and its untouched copy).
+grades the real lessons 01 and 07 (their solutions with one answer made wrong, and their
+untouched copies).
 """
 
 from __future__ import annotations
@@ -546,10 +547,12 @@ def test_nonsense_options_are_refused(arguments, tmp_path, capsys):
 # ----------------------------------------------------------------- the real course
 
 
-def test_a_class_on_the_real_lesson_01(tmp_path):
-    """Solutions with the first answer doubled, and the untouched lesson."""
+@pytest.mark.parametrize("number", [1, 7], ids=["lesson 01", "lesson 07"])
+def test_a_class_on_a_real_lesson(tmp_path, number):
+    """Solutions with the first answer doubled, and the untouched lesson (lesson 07's
+    first answer is a layer class: doubled, it fails)."""
     course = CourseExercises()
-    lesson = course.by_number(1)
+    lesson = course.by_number(number)
     exercises = course.exercises(lesson)
     nb = nbformat.read(ROOT / "solutions" / lesson.filename, as_version=4)
     first = find_exercises(nb)[0]

@@ -148,6 +148,19 @@ SHARED: dict[str, str] = {
     "reduced_dy": "the upstream gradient reduced to one number",
     "wrong_source": "differentiated with respect to another tensor than asked",
     "wrong_target": "differentiated another result than asked",
+    # Keras layers and training steps (lesson 07)
+    "squeezed_size_one_axis": "a size-1 axis (batch, feature or output) squeezed or broadcast away",
+    "weight_gradient_float16": "a float32 weight's gradient returned in float16",
+    "indexed_slices_returned": "IndexedSlices returned where a dense tensor is asked for",
+    "numpy_on_indexed_slices": ".numpy() called on IndexedSlices (AttributeError)",
+    "slices_values_only": "the values of the IndexedSlices, shaped like the lookups",
+    "trained_frozen_layer": "model.variables or model.weights differentiated: frozen layers train",
+    "loss_not_scaled": "the gradients of the unscaled loss (float16 zeros and coarse values)",
+    "scaled_gradients_not_loss": "the scale applied to the gradients after the tape, not the loss",
+    "hard_coded_scale": "a loss scale of its own instead of the one given",
+    "not_applied": "the gradients returned but not applied",
+    "applied_twice": "the gradients applied more than once",
+    "applied_other_than_returned": "the optimizer applied other gradients than those returned",
 }
 
 _registry: dict[str, str] = dict(SHARED)

@@ -1,0 +1,24 @@
+"""Checks for lesson 07, *Gradients in real training*: one spec per exercise,
+:mod:`.custom_layer` (7.1, a layer class on the check's tape), :mod:`.loss_scaling`
+(7.2), :mod:`.embedding` (7.3) and :mod:`.clipping` (7.4), called with Keras objects the
+check builds afresh. 7.2 and 7.4 share :mod:`.scaled_step`. Every reference is float64
+NumPy. :data:`MISTAKES` holds the lesson's codes that are not declared by a spec."""
+
+from __future__ import annotations
+
+from ...checking import mistakes
+
+MISTAKES = {
+    "forgot_unscale": "gradients returned or applied without dividing by the loss scale",
+    "unscaled_twice": "gradients divided by the loss scale twice",
+    "float32_copy": "the right gradients, but not from a tape on the model's own variables",
+    "summed_by_hand": "the sums built by hand (segment sums, np.add.at) instead of by the tape",
+}
+mistakes.register(MISTAKES)
+
+from .clipping import clipped_train_step  # noqa: E402 - the codes first
+from .custom_layer import sloped_softplus  # noqa: E402
+from .embedding import embedding_gradient  # noqa: E402
+from .loss_scaling import train_step  # noqa: E402
+
+__all__ = ["MISTAKES", "clipped_train_step", "embedding_gradient", "sloped_softplus", "train_step"]

@@ -1,0 +1,184 @@
+"""Exercise 7.4: clip by global norm, after unscaling, on :mod:`.scaled_step`'s models.
+The reference clip is ``g * clip_norm / max(norm, clip_norm)`` in float64."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from ...checking.answers import as_values
+from ...checking.judging import Tolerance
+from ...checking.judging import matches
+from ...checking.keras_call import KerasCall
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Pattern
+from ...checking.verdicts import Wrong
+from . import scaled_step as bench
+
+NAME = "`clipped_train_step`"
+
+
+def draw(rng) -> list:
+    """Rough fits of a tanh layer and a linear one (four variables), with a clip_norm 1.2
+    to 2 times their global norm (below that of the scaled gradients), then 1/50 to 1/4
+    of it; loss_scale 2**2 to 2**4, weights read back. Then a near-perfect fit, loss_scale
+    2**13 to 2**15. Fresh weights, learning rates and limits."""
+    found = []
+    for tiny, ratio in ((False, (1.2, 2.0)), (False, (1 / 50, 1 / 4)), (True, (2, 4))):
+        n, h, batch = (int(k) for k in rng.integers([2, 2, 3], [4, 4, 9]))
+        scale = 2.0 ** int(rng.integers(13, 16) if tiny else rng.integers(2, 5))
+        lr = float(np.round(rng.uniform(0.05, 0.5), 3))
+        layers = ["linear" if tiny else "tanh", "linear"]
+        spread = (3.0, 6.0) if ratio[0] < 1 else (0.5, 1.5)  # above the limit: a norm over 1
+        probe = bench.model_probe(
+            rng,
+            [n, h, 1],
+            layers,
+            batch,
+            tiny,
+            scale,
+            spread=spread,
+            applied=not tiny,
+            learning_rate=lr,
+        )
+        while ratio[0] < 1 and _norm(bench.gradients(probe)) < 1.5:  # a clip to 1.0 must show
+            probe = probe.but(y=2 * probe.y - bench.prediction(probe))  # residuals doubled
+        limit = float(f"{_norm(bench.gradients(probe)) * rng.uniform(*ratio):.4g}")
+        found.append(probe.but(clip_norm=limit * (1.1 if limit in (1.0, 5.0, 10.0) else 1)))
+    return found
+
+
+def _grads(p) -> list:
+    return bench.gradients(p)
+
+
+def _norm(gradients) -> float:
+    return float(np.sqrt(sum(np.sum(np.square(g)) for g in gradients)))
+
+
+def reference(p, scale=1.0, limit=None, undo=1.0) -> dict:
+    """The clip of ``scale`` times the gradients to ``limit``, divided by ``undo``."""
+    gradients = [scale * g for g in bench.gradients(p)]
+    limit = p.clip_norm if limit is None else limit
+    clipped = bench.flat(gradients) * limit / max(_norm(gradients), limit) / undo
+    return {"clipped": clipped, "norm": np.asarray(_norm(gradients))}
+
+
+def tolerance(p, part) -> Tolerance:
+    """:mod:`.scaled_step`'s, shrunk by the clip for the clipped gradients."""
+    found, norm = bench.tolerance(p, part), float(reference(p)["norm"])
+    return Tolerance(found.rtol, found.atol * (p.clip_norm / max(norm, p.clip_norm)))
+
+
+def read(value, p, built, log) -> dict:
+    if (
+        not isinstance(value, (tuple, list))
+        or len(value) != 2
+        or type(value[0]) not in (list, tuple)
+    ):
+        raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
+    clipped = bench.read(value[0], p, built, log, NAME)
+    norm = as_values(value[1], name="The norm", shape=(), dtype="float32")
+    right, tol = reference(p), tolerance(p, "clipped")
+    close = partial(matches, rtol=tol.rtol, atol=tol.atol)
+    factor = float(norm) / float(right["norm"])  # a power of two: never divided by the scale
+    power = factor > 1.5 and abs(np.log2(factor) - round(np.log2(factor))) < 1e-2
+    if (
+        power
+        and close(clipped, reference(p, factor)["clipped"])
+        and not close(clipped, right["clipped"])
+    ):
+        raise Wrong(
+            f"Your norm is {2 ** round(np.log2(factor)):g} times the true one, and you clipped "
+            "gradients that large: they were not divided by loss_scale before clipping. "
+            "Unscale first, then clip.",
+            "forgot_unscale",
+        )
+    return {"clipped": clipped, "norm": norm}
+
+
+def _divided_again(got, p):
+    right = bench.flat(bench.gradients(p))
+    telling = np.abs(right) > 1e-2 * np.max(np.abs(right))
+    ratio = got[telling] / right[telling]
+    if ratio.size and np.ptp(ratio) <= 5e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
+        return {} if abs(np.log2(ratio[0]) - round(np.log2(ratio[0]))) < 1e-2 else None
+    return None
+
+
+_CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
+    "clipped_before_unscaling": (
+        "You clipped the scaled gradients, then unscaled them: unscale first, then clip.",
+        lambda p: reference(p, p.loss_scale, undo=p.loss_scale)["clipped"],
+        "the scaled gradients clipped, then unscaled: norm clip / S",
+    ),
+    "clipped_per_tensor": (
+        "Each gradient was clipped by its own norm (tf.clip_by_norm), not by the global one.",
+        lambda p: bench.flat(g * p.clip_norm / max(_norm([g]), p.clip_norm) for g in _grads(p)),
+        "each gradient clipped by its own norm (tf.clip_by_norm)",
+    ),
+    "clipped_by_value": (
+        "Each entry was clipped (tf.clip_by_value); clip the global norm instead.",
+        lambda p: np.clip(bench.flat(_grads(p)), -p.clip_norm, p.clip_norm),
+        "each entry clipped (tf.clip_by_value) instead of the global norm",
+    ),
+    "always_rescaled": (
+        "Your gradients were rescaled to clip_norm although their norm was below it.",
+        lambda p: bench.flat(_grads(p)) * p.clip_norm / _norm(_grads(p)),
+        "gradients rescaled to the limit even when their norm is below it",
+    ),
+    "not_clipped": (
+        "Your gradients were not clipped, and their global norm is above clip_norm here.",
+        lambda p: bench.flat(_grads(p)),
+        "a gradient that passes everywhere where it should be clipped",
+    ),
+    "wrong_clip_norm": (
+        "Your gradients were clipped to a norm of 1.0, not to clip_norm ({clip_norm}).",
+        lambda p: reference(p, limit=1.0)["clipped"],
+        "a clip norm of its own instead of the one given",
+    ),
+}
+_NORM = {
+    "norm_after_clipping": (
+        "Your norm is the clipped gradients'; return the norm before clipping.",
+        lambda p: min(_norm(_grads(p)), p.clip_norm),
+        "the global norm of the clipped gradients returned",
+    ),
+    "norm_of_scaled_gradients": (
+        "Your norm is the scaled gradients' (loss_scale times too large).",
+        lambda p: p.loss_scale * _norm(_grads(p)),
+        "the global norm of the scaled gradients returned",
+    ),
+}
+TWICE = "Your clipped gradients are the right ones divided by a power of two: unscaled twice."
+EXERCISE = Exercise(
+    number="7.4",
+    title="Clip by global norm, after unscaling",
+    stars=2,
+    minutes=15,
+    harness=KerasCall(
+        NAME,
+        build=bench.build,
+        read=read,
+        untaped=("float32_copy", "No tape.gradient call differentiated model.trainable_variables."),
+        method="the tape walked from the loss times loss_scale; the clipped gradients applied once",
+        main="clipped",
+        nouns={"clipped": "your clipped gradients", "norm": "your global norm"},
+    ),
+    probes=draw,
+    reference=reference,
+    tolerance=tolerance,
+    mistakes=(
+        *(Mistake(c, h, g, part="clipped", means=m) for c, (h, g, m) in _CLIPPED.items()),
+        Pattern("unscaled_twice", TWICE, _divided_again, part="clipped"),
+        *(Mistake(c, h, g, part="norm", means=m) for c, (h, g, m) in _NORM.items()),
+    ),
+    describe={
+        "clipped": "the unscaled gradients times clip_norm / max(norm, clip_norm)",
+        "norm": "the global norm of the unscaled gradients",
+    },
+    claim="Your clipped gradients and norm match float64, and were applied once",
+)
+clipped_train_step = EXERCISE.check

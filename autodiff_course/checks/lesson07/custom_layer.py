@@ -1,0 +1,164 @@
+"""Exercise 7.1: a softplus layer with a learnable slope, under mixed precision.
+
+The answer is the layer class; the check makes it in float32 and under ``mixed_float16``
+(:class:`~autodiff_course.checking.keras_layer.KerasLayer`). The reference is float64
+NumPy at the numbers the layer sees: inputs, slopes and ``slope * x`` rounded to its
+compute dtype.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking.judging import Tolerance
+from ...checking.keras_layer import KerasLayer
+from ...checking.probes import upstream as draw_upstream
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Probe
+from ...checking.spec import Symptom
+from ...checking.spec import as_dtype
+
+
+def _probe(rng, policy, shape, limit, label, fixed=(), scaled=False) -> Probe:
+    dtype = "float32" if policy == "float32" else "float16"
+    magnitudes = rng.choice(np.r_[np.arange(4, 16), np.arange(17, 33 - 8 * scaled)] / 16, shape[-1])
+    slope = magnitudes * (1.0 if scaled else rng.choice([-1.0, 1.0], size=shape[-1]))
+    z = slope * rng.uniform(1, 1.9, size=shape) if scaled else rng.uniform(-limit, limit, shape)
+    z.reshape(-1)[: len(fixed)] = fixed
+    up = 2.0**15 * rng.uniform(0.6, 1.0, size=shape) if scaled else draw_upstream(rng, shape)
+    x = as_dtype(z / slope, dtype)
+    data = {"policy": policy, "w": as_dtype(slope, "float32"), "scaled": scaled}
+    return Probe(dtype, x, upstream=as_dtype(up, dtype), data=data, label=label)
+
+
+def draw(rng) -> list:
+    """float32 inputs of shape (batch, features), (batch, time, features) and (1, 1) with
+    a * x from -30 to 30 (0 and -25 among them); mixed_float16 ones with a * x from -15
+    to 15 (past float16's exp overflow at 11.09: 11.5 and 14.5 among them), and one with
+    an upstream scaled by 2**15 (x from 1 to 1.9, slopes 0.25 to 1.5) whose every
+    term is below float16's 65504 and whose float16 sum over the batch is not. Fresh slopes
+    of both signs (0.25 to 2, never 1), upstreams of both signs."""
+    b, t, f = (int(n) for n in rng.integers(2, 5, size=3))
+    return [
+        _probe(rng, "float32", (b + 1, f), 30.0, "a float32 batch", fixed=(0.0, -25.0, 25.0)),
+        _probe(rng, "float32", (b, t, f), 30.0, "a float32 (batch, time, features) input"),
+        _probe(rng, "float32", (1, 1), 30.0, "a float32 batch of 1 with 1 feature"),
+        _probe(rng, "mixed_float16", (b + 2, f), 15.0, "a mixed_float16 batch", (11.5, 14.5, 0)),
+        _probe(rng, "mixed_float16", (b + 4, 2), 0, "a loss-scaled mixed_float16 batch", (), True),
+    ]
+
+
+def _z(p):
+    return as_dtype(as_dtype(p.w, p.dtype) * p.x, p.dtype)
+
+
+def _sigmoid(z):
+    return np.exp(-np.logaddexp(0.0, -z))
+
+
+def _sum(terms):
+    return terms.reshape(-1, terms.shape[-1]).sum(axis=0)
+
+
+def reference(p) -> dict:
+    s = _sigmoid(_z(p))
+    return {
+        "value": np.logaddexp(0.0, _z(p)),
+        "gradient": p.upstream * as_dtype(p.w, p.dtype) * s,
+        "grad_w": _sum(p.upstream * p.x * s),
+    }
+
+
+def tolerance(p, part) -> Tolerance:
+    loose = p.dtype == "float16"
+    if part == "grad_w":
+        scale = float(np.max(_sum(np.abs(p.upstream * p.x * _sigmoid(_z(p))))))
+        return Tolerance(1e-2 if loose else 2e-5, (1e-2 if loose else 1e-5) * scale)
+    return Tolerance(1e-2, 1e-7 * float(np.max(np.abs(p.upstream)))) if loose else None
+
+
+EXERCISE = Exercise(
+    number="7.1",
+    title="A softplus layer with a learnable slope, under mixed precision",
+    stars=3,
+    minutes=20,
+    harness=KerasLayer("`SlopedSoftplus`", weight="slope", local="a * sigmoid(a x)"),
+    probes=draw,
+    reference=reference,
+    tolerance=tolerance,
+    mistakes=(
+        Mistake(
+            "forgot_slope",
+            "The gradient for x lacks the slope: d softplus(a x)/dx = a * sigmoid(a x), "
+            "so return upstream * a * sigmoid(a x).",
+            lambda p: p.upstream * _sigmoid(_z(p)),
+            part="gradient",
+            means="d/dx of softplus(a x) without the factor a",
+        ),
+        Mistake(
+            "forgot_x",
+            "The slope's gradient lacks x: d softplus(a x)/da = x * sigmoid(a x), summed "
+            "over every axis but the last.",
+            lambda p: _sum(p.upstream * _sigmoid(_z(p))),
+            part="grad_w",
+            means="d/dw of softplus(w x) without the factor x",
+        ),
+        Mistake(
+            "swapped_gradients",
+            "x and the slope are swapped between your two gradients: d/dx is upstream * a * "
+            "sigmoid(a x), d/da is upstream * x * sigmoid(a x).",
+            lambda p: p.upstream * p.x * _sigmoid(_z(p)),
+            part="gradient",
+            means="x and w swapped between the two gradients",
+        ),
+        Mistake(
+            "sigmoid_of_minus_x",
+            "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
+            lambda p: p.upstream * as_dtype(p.w, p.dtype) * _sigmoid(-_z(p)),
+            part="gradient",
+            means="sigmoid(-x) where sigmoid(x) belongs",
+        ),
+        Mistake(
+            "mean_not_sum",
+            "The slope's gradient is the mean of its terms, not their sum: every example "
+            "adds its own contribution, so use tf.reduce_sum over every axis but the last.",
+            lambda p: _sum(p.upstream * p.x * _sigmoid(_z(p))) * np.shape(p.x)[-1] / np.size(p.x),
+            part="grad_w",
+        ),
+        Mistake(
+            "hard_coded",
+            "The slope's gradient is all ones whatever the input: compute it from "
+            "upstream, x and sigmoid(a x).",
+            lambda p: np.ones(np.shape(p.w)),
+            part="grad_w",
+        ),
+        Symptom(
+            "naive_softplus",
+            "Your value is {value} at {points} (a x = ...): log(1 + exp(a x)) loses every "
+            "digit far below 0 and overflows float16 above 11.09. Use tf.nn.softplus.",
+            lambda got, p: (got == 0) | ~np.isfinite(got),
+            region=lambda p: (_z(p) < -17) | (_z(p) > 11.09),
+            at=_z,
+            part="value",
+            means="log(1 + exp(z)) for the value, which overflows (float16 from 11.09)",
+        ),
+        Symptom(
+            "summed_in_float16",
+            "The slope's gradient is {value} for the loss-scaled upstream: its terms were "
+            "summed in float16, whose largest number is 65504, and cast afterwards. Cast "
+            "the terms to float32 first, then sum.",
+            lambda got, p: ~np.isfinite(got),
+            region=lambda p: np.asarray(p.scaled),
+            part="grad_w",
+            means="a weight's gradient summed in float16 and cast afterwards (overflows)",
+        ),
+    ),
+    describe={
+        "value": "softplus(a x) (tf.nn.softplus)",
+        "gradient": "upstream * a * sigmoid(a x)",
+        "grad_w": "upstream * x * sigmoid(a x) summed over every axis but the last",
+    },
+    claim="Your layer's value and both gradients match float64",
+)
+sloped_softplus = EXERCISE.check

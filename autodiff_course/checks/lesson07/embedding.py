@@ -1,0 +1,117 @@
+"""Exercise 7.3: dense gradients from an embedding lookup. The reference is ``np.add.at``
+in float64: row ``i`` sums the upstream rows of every lookup of ``i``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking.keras_call import NUMPY_ON_SLICES
+from ...checking.keras_call import Built
+from ...checking.keras_call import KerasCall
+from ...checking.keras_call import dense_from_lookup
+from ...checking.probes import upstream as draw_upstream
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Pattern
+from ...checking.spec import Probe
+from ...checking.spec import as_dtype
+
+
+def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
+    ids = rng.integers(0, vocabulary, size=shape).reshape(-1)
+    if vocabulary > 2:  # a row never looked up
+        ids[ids == int(rng.integers(1, vocabulary - 1))] = 0
+    ids[:3] = [0, vocabulary - 1, ids[-1]][: ids.size]  # both ends, and a repeat
+    out = "float16" if policy == "mixed_float16" else policy
+    up = as_dtype(draw_upstream(rng, (*shape, dimension)), out)
+    table = np.round(rng.uniform(-1, 1, (vocabulary, dimension)), 3)
+    data = {"policy": policy, "ids": ids.reshape(shape), "table": table, "out": out}
+    return Probe("float32" if out == "float16" else out, upstream=up, data=data, label=label)
+
+
+def draw(rng) -> list:
+    """float32, float64 and mixed_float16 Embedding layers with fresh tables; ids of shapes
+    (batch, n), (n,), (1, n, 2) and (n, 1) with repeats, both ends of the vocabulary and a
+    row never looked up; a dimension of 1, a vocabulary of 1; upstreams of both signs in
+    the layer's output dtype."""
+    d, n, extra = (int(k) for k in rng.integers([2, 3, 1], [5, 6, 4]))
+    v = 2 * n + extra  # never as many rows as lookups: the slices' rows alone show
+    return [
+        _probe(rng, "float32", v, d, (2, n), "a float32 table"),
+        _probe(rng, "float64", n + 4, 1, (n + 2,), "a float64 table of dimension 1"),
+        _probe(rng, "mixed_float16", v + 1, d, (1, n, 2), "a mixed_float16 table, batch of 1"),
+        _probe(rng, "float32", 1, d, (n, 1), "a float32 table of 1 row"),
+    ]
+
+
+def reference(p, upstream=None):
+    gradient = np.zeros(np.shape(p.table))
+    rows = np.reshape(p.upstream if upstream is None else upstream, (-1, gradient.shape[1]))
+    np.add.at(gradient, p.ids.reshape(-1), rows)
+    return gradient
+
+
+def build(p) -> Built:
+    import keras
+    import tensorflow as tf
+
+    layer = keras.layers.Embedding(*np.shape(p.table), dtype=p.policy)
+    layer.build((None,))
+    layer.embeddings.assign(p.table.astype(p.dtype))
+    ids, up = tf.constant(p.ids, tf.int32), tf.constant(p.upstream, p.out)
+    return Built((layer, ids, up), sources=[layer.embeddings])
+
+
+def read(value, p, built, log) -> dict:
+    found = dense_from_lookup(value, "Your function", p.table.shape, p.dtype, p.ids.size)
+    return {"value": found}
+
+
+def _one_lookup_kept(got, p):
+    ids, rows = p.ids.reshape(-1), np.reshape(p.upstream, (-1, got.shape[1]))
+    repeated = [i for i in np.unique(ids) if np.sum(ids == i) > 1]
+    others = np.delete(got, repeated, 0), np.delete(reference(p), repeated, 0)
+    if not repeated or not np.allclose(*others):
+        return None
+    one = [any(np.allclose(got[i], rows[k]) for k in np.flatnonzero(ids == i)) for i in repeated]
+    return {} if all(one) else None
+
+
+EXERCISE = Exercise(
+    number="7.3",
+    title="Dense gradients from an embedding lookup",
+    stars=1,
+    minutes=10,
+    harness=KerasCall(
+        "`embedding_gradient`",
+        build=build,
+        read=read,
+        untaped=(
+            "summed_by_hand",
+            "The numbers are right, but no tape.gradient call with respect to the table "
+            "produced them: record the lookup on a tape and convert what it returns.",
+        ),
+        errors=(NUMPY_ON_SLICES,),
+        nouns={"value": "your gradient"},
+    ),
+    probes=draw,
+    reference=reference,
+    mistakes=(
+        Mistake(
+            "forgot_upstream",
+            "Each row counts its lookups, whatever the upstream: differentiate "
+            "sum(upstream * embedding(ids)), or pass output_gradients=upstream.",
+            lambda p: reference(p, np.ones_like(p.upstream)),
+        ),
+        Pattern(
+            "duplicates_not_summed",
+            "A row looked up more than once holds one lookup's upstream, not their sum: the "
+            "repeated ids overwrote each other. tf.convert_to_tensor adds them.",
+            _one_lookup_kept,
+            means="repeated ids overwrite each other instead of adding up",
+        ),
+    ),
+    describe={"value": "the sum of the upstream rows of every lookup of each row"},
+    claim="Your dense gradient matches float64 sums",
+)
+embedding_gradient = EXERCISE.check

@@ -1,0 +1,117 @@
+"""Exercise 7.2: a loss-scaled training step by hand, on the models of :mod:`.scaled_step`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking.keras_call import KerasCall
+from ...checking.spec import Exercise
+from ...checking.spec import Mistake
+from ...checking.spec import Symptom
+from . import scaled_step as bench
+
+NAME = "`train_step`"
+LOSS_IN_FLOAT16 = (
+    "Your loss was computed in float16: a residual below float16's spacing rounds away, and "
+    "with it the gradient (0.0, or nan from the square's gradient at 0). Cast the model's "
+    "output to float32 first: tf.cast(model(x), tf.float32) - y."
+)
+
+
+def draw(rng) -> list:
+    """A rough fit (residuals 0.5 to 1.5, batch 8, a frozen tanh layer, loss_scale 2**2,
+    2**4 or 2**5, never the batch size; weights read back), then near-perfect fits whose
+    float16 gradients underflow unless scaled by loss_scale 2**13 to 2**15: a batch of
+    one, two outputs, one input.
+    Fresh weights, inputs, learning rates; each call's scale differs from those before."""
+    scales = [2.0 ** int(rng.choice([2, 4, 5])), *2.0 ** rng.choice(np.arange(13, 16), 3, False)]
+    n, h, k, batch = (int(i) for i in rng.integers([2, 2, 1, 3], [4, 5, 3, 9]))
+    models = [([n, h, 1], "tanh", 8), ([n, 1], "", 1), ([n, k, 2], "", batch), ([1, 1], "", batch)]
+    return [
+        bench.model_probe(
+            rng,
+            widths,
+            [first or "linear", "linear"],
+            size,
+            not first,
+            scales[i],
+            frozen=bool(first),
+            applied=bool(first),
+            earlier=tuple(scales[:i]),
+            learning_rate=float(np.round(rng.uniform(0.05, 0.5), 3)),
+        )  # fmt: skip
+        for i, (widths, first, size) in enumerate(models)
+    ]
+
+
+def read(value, p, built, log) -> dict:
+    return {"gradients": bench.read(value, p, built, log, NAME)}
+
+
+def _reference(p, dy=None):
+    return bench.flat(bench.gradients(p, dy))
+
+
+EXERCISE = Exercise(
+    number="7.2",
+    title="A loss-scaled training step by hand",
+    stars=2,
+    minutes=15,
+    harness=KerasCall(
+        NAME,
+        build=bench.build,
+        read=read,
+        untaped=(
+            "float32_copy",
+            "The numbers are right, but no tape.gradient call differentiated the model's "
+            "own model.trainable_variables: scale, differentiate and unscale that model.",
+        ),
+        method="the tape walked from the loss times loss_scale; what it returned, applied once",
+        main="gradients",
+        nouns={"gradients": "your gradients"},
+    ),
+    probes=draw,
+    reference=lambda p: {"gradients": _reference(p)},
+    tolerance=bench.tolerance,
+    mistakes=(
+        Mistake(
+            "forgot_unscale",
+            "Your gradients are loss_scale ({loss_scale}) times too large: divide the "
+            "scaled gradients by loss_scale before you apply and return them.",
+            lambda p: p.loss_scale * _reference(p),
+        ),
+        Mistake(
+            "loss_in_float16",
+            LOSS_IN_FLOAT16,
+            lambda p: _reference(p, 2.0 * (bench.prediction(p) - bench._f16(p.y)) / p.y.size),
+            means="the loss computed in float16, where the residuals round away",
+        ),
+        Symptom(
+            "loss_in_float16",
+            LOSS_IN_FLOAT16,
+            lambda got, p: ~np.isfinite(got),
+            region=lambda p: np.asarray(not p.applied),
+        ),
+        Mistake(
+            "unscaled_twice",
+            "Your gradients are loss_scale ({loss_scale}) times too small: you divided by "
+            "the scale twice. Divide once.",
+            lambda p: _reference(p) / p.loss_scale,
+        ),
+        Mistake(
+            "sum_not_mean",
+            "Your gradients are y.size times too large: your loss is a sum of the squared "
+            "residuals; take their mean, tf.reduce_mean.",
+            lambda p: p.y.size * _reference(p),
+        ),
+        Mistake(
+            "squeezed_size_one_axis",
+            "Your loss broadcast a (batch,) prediction against (batch, 1) targets into a "
+            "(batch, batch) table: a squeeze removed the output's axis of size 1.",
+            lambda p: None if bench.squeezed_dy(p) is None else _reference(p, bench.squeezed_dy(p)),
+        ),
+    ),
+    describe={"gradients": "the float32 gradients of the mean squared error (float64 says)"},
+    claim="Your step's gradients match float64 and were applied once",
+)
+train_step = EXERCISE.check

@@ -1,0 +1,123 @@
+"""What exercises 7.2 and 7.4 share: the small ``mixed_float16`` Dense models the check
+builds, their float64 gradients, and the method checks of a loss-scaled step
+(:mod:`autodiff_course.checking.training_step`) at their numbers.
+
+The reference is float64 NumPy: the forward pass with every layer's output rounded to
+float16 as the model stores it, the backward pass in float64, never Keras or a tape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...checking import training_step
+from ...checking.judging import Tolerance
+from ...checking.keras_call import Built
+from ...checking.spec import Probe
+
+
+def _f16(values):
+    return np.asarray(values, np.float64).astype(np.float16).astype(np.float64)
+
+
+def _forward(layers, x):
+    activations, pre = [_f16(x)], []
+    for kernel, bias, activation in layers:
+        z = _f16(activations[-1] @ _f16(kernel) + _f16(bias))
+        pre.append(z)
+        activations.append(_f16(np.tanh(z)) if activation == "tanh" else z)
+    return pre, activations
+
+
+def gradients(p, dy=None, absolute=False) -> list:
+    """float64 gradients of the trainable variables for the upstream ``dy`` at the output
+    (the mean squared error's by default); ``absolute``: the magnitudes of their terms."""
+    pre, acts = _forward(p.layers, p.x)
+    dy = 2.0 * (acts[-1] - p.y) / p.y.size if dy is None else dy
+    dy, found = (np.abs(dy) if absolute else dy), []
+    for index in reversed(range(len(p.layers))):
+        kernel, _, activation = p.layers[index]
+        if activation == "tanh":
+            dy = dy * (1.0 - np.tanh(pre[index]) ** 2)
+        a = np.abs(acts[index]) if absolute else acts[index]
+        found[:0] = [a.T @ dy, dy.sum(axis=0)]
+        dy = dy @ (np.abs(_f16(kernel)) if absolute else _f16(kernel)).T
+    return found[2:] if p.frozen else found
+
+
+def flat(arrays) -> np.ndarray:
+    return np.concatenate([np.ravel(a) for a in arrays])
+
+
+def prediction(p) -> np.ndarray:
+    return _forward(p.layers, p.x)[1][-1]
+
+
+def squeezed_dy(p):
+    """The upstream of mean((squeeze(prediction) - y)**2), a (batch, batch) broadcast
+    (None where that squeeze changes nothing)."""
+    if prediction(p).shape[1] != 1 or prediction(p).shape[0] == 1:
+        return None
+    residuals = prediction(p)[:, 0][None, :] - p.y  # [i, j]: prediction j minus target i
+    return (2.0 * residuals.sum(axis=0) / residuals.size)[:, None]
+
+
+def tolerance(p, part) -> Tolerance:
+    """Of the largest sum of magnitudes of a gradient's terms (float16 products): 5e-3 for a
+    near-perfect fit, 1e-3 for a rough one (whose float16 error measured at most 4.9e-4)."""
+    share = 5e-3 if p.tiny else 1e-3
+    return Tolerance(1e-2, share * float(np.max(flat(gradients(p, absolute=True)))))
+
+
+def model_probe(
+    rng, widths, activations, batch, tiny, scale, frozen=False, spread=(0.5, 1.5), **data
+) -> Probe:
+    """A Dense stack with short binary fractions as weights and inputs, and targets set
+    from its own float16 prediction: residuals of 2 to 4 float32 spacings at 1/4 or more
+    (``tiny``: their float16 gradients underflow unscaled), or of ``spread``."""
+    layers = []
+    for fan_in, fan_out, activation in zip(widths, widths[1:], activations):
+        shape = (fan_in, fan_out)
+        kernel = rng.integers(1, 4, shape) * rng.choice([-0.25, 0.25], shape)
+        layers.append((kernel, rng.integers(-4, 5, fan_out) / 8, activation))
+    x = rng.integers(-4, 5, (batch, widths[0])) / 4
+    predicted = _forward(layers, x)[1][-1]
+    size = predicted.shape
+    if tiny:
+        spacing = np.spacing(np.maximum(np.abs(predicted), 0.25).astype(np.float32))
+        residual = rng.integers(2, 5, size) * rng.choice([-1, 1], size) * spacing.astype(float)
+    else:
+        residual = rng.uniform(*spread, size) * rng.choice([-1, 1])  # one sign: no cancelling
+    y = (predicted - residual).astype(np.float32).astype(np.float64)
+    fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
+    label = f"a {'near-perfect' if tiny else 'rough'} fit, batch of {batch}, loss_scale {scale:g}"
+    return Probe("mixed_float16", x, data=fields, label=label)
+
+
+def build(p) -> Built:
+    import keras
+    import tensorflow as tf
+
+    dense = [keras.layers.Dense(k.shape[1], a, dtype="mixed_float16") for k, _, a in p.layers]
+    model = keras.Sequential([keras.Input((p.x.shape[1],)), *dense])
+    model.set_weights([w.astype(np.float32) for k, b, _ in p.layers for w in (k, b)])
+    if p.frozen:
+        model.layers[0].trainable = False
+    optimizer = keras.optimizers.SGD(learning_rate=p.learning_rate)
+    arguments = (model, optimizer, tf.constant(p.x, tf.float32), tf.constant(p.y, tf.float32))
+    arguments += (float(p.loss_scale),) + ((float(p.clip_norm),) if "clip_norm" in p.data else ())
+    before = [v.numpy().astype(np.float64) for v in model.weights]
+    return Built(arguments, list(model.trainable_variables), {"model": model, "before": before})
+
+
+def read(value, p, built, log, name) -> np.ndarray:
+    """The returned gradients, flattened, once the method is verified."""
+    model, right = built.details["model"], flat(gradients(p))
+    training_step.demand_trainable_sources(log, model)
+    got = training_step.read_gradients(value, model, name)
+    loss, earlier = float(np.mean((prediction(p) - p.y) ** 2)), p.data.get("earlier", ())
+    sums = [p.loss_scale * d for d in range(2, p.y.size + 1) if p.y.size % d == 0]  # a sum
+    training_step.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
+    if p.applied:
+        training_step.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
+    return got

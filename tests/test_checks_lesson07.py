@@ -1,0 +1,862 @@
+"""Lesson 07's checks: the catalogue of mistakes they must name, and right answers
+written otherwise than the solutions that they must accept.
+
+Every row was written from the lesson's text (its exercises say what a check can
+verify), not from any check's code: ``(answer, mistake)`` for a wrong answer and the
+code of the mistake the check must name, or a right answer alone. The codes are
+those of ``autodiff_course.checks.lesson07.MISTAKES`` and the shared ones of
+``autodiff_course.checking.mistakes``. Answers are built from short pieces:
+
+* 7.1: a layer class from ``forward(a, x)`` and ``backward(upstream, a, x,
+  variables)``, by :func:`sloped`; a few whole classes where the mistake is in the
+  structure (no ``variables=``, the slope read outside the rule, no custom gradient);
+* 7.2 and 7.4: training steps from the parts a learner varies (how the loss is
+  scaled, what is differentiated, how the gradients are unscaled, clipped and
+  applied), by :func:`step` and :func:`clipped_step`;
+* 7.3: plain functions.
+
+One row's code changed when the checks were built: an answer that differentiates
+``model.weights`` keeping its ``None`` s is named ``trained_frozen_layer``, like one that
+differentiates ``model.variables``: the same mistake (sources beyond
+``model.trainable_variables``) gets one code, whatever the answer does with a ``None``.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from autodiff_course.checks import lesson07 as check
+
+
+def rows(table):
+    """pytest.param rows named by their mistake, numbered where a mistake repeats."""
+    return [pytest.param(*row, id=f"{i}-{row[-1]}") for i, row in enumerate(table)]
+
+
+def test_every_expected_code_is_catalogued_and_every_catalogued_code_has_a_row():
+    from autodiff_course.checking import mistakes
+
+    expected = {
+        param.values[-1]
+        for table in (SLOPED_MISTAKES, STEP_MISTAKES, EMBEDDING_MISTAKES, CLIPPED_MISTAKES)
+        for param in table
+    }
+    unknown = {code for code in expected if code not in check.MISTAKES}
+    assert {code for code in unknown if not mistakes.is_known(code)} == set()
+    assert set(check.MISTAKES) - expected == set(), "a catalogued code with no row"
+    assert {code for code in check.MISTAKES if code in mistakes.SHARED} == set()
+
+
+# 7.1 a softplus layer with a learnable slope -------------------------------------
+
+
+def sigmoid_backward(upstream, a, x, variables):
+    """The solution's rule, written otherwise: float32 terms, a sum over tf.range axes."""
+    s = tf.sigmoid(a * x)
+    dtype = variables[0].dtype
+    terms = tf.cast(upstream * 1, dtype) * tf.cast(x, dtype) * tf.cast(s, dtype)
+    axes = tf.range(tf.rank(terms) - 1)
+    return upstream * a * s, [tf.reduce_sum(terms, axis=axes)]
+
+
+def sloped(forward, backward):
+    """A SlopedSoftplus-shaped layer whose @tf.custom_gradient rule reads the slope inside."""
+
+    class Layer(keras.layers.Layer):
+        def build(self, input_shape):
+            self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+        def call(self, x):
+            @tf.custom_gradient
+            def rule(x):
+                a = tf.convert_to_tensor(self.slope)
+
+                def grad_fn(upstream, variables=None):
+                    return backward(upstream, a, x, variables)
+
+                return forward(a, x), grad_fn
+
+            return rule(x)
+
+    return Layer
+
+
+def softplus(a, x):
+    return tf.nn.softplus(a * x)
+
+
+def float32_everywhere(upstream, a, x, variables):
+    """Everything in float32, then the input's gradient cast back to x's dtype."""
+    up32, a32, x32 = (tf.cast(t, tf.float32) for t in (upstream, a, x))
+    s = tf.sigmoid(a32 * x32)
+    grad_slope = tf.reduce_sum(up32 * x32 * s, axis=list(range(len(x.shape) - 1)))
+    return tf.cast(up32 * a32 * s, x.dtype), [grad_slope]
+
+
+def exp_form_backward(upstream, a, x, variables):
+    """sigmoid written as exp(z - softplus(z)), the sum with einsum over a flattened batch."""
+    z = a * x
+    s = tf.exp(z - tf.nn.softplus(z))
+    terms = tf.reshape(
+        tf.cast(upstream * 1, tf.float32) * tf.cast(x * s, tf.float32), (-1, x.shape[-1])
+    )
+    return upstream * a * s, [tf.einsum("bf->f", terms)]
+
+
+class SlopedSoftplusStableByParts(keras.layers.Layer):
+    """Right: softplus by parts, max(z, 0) + log1p(exp(-|z|)), the sigmoid from tf.math."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        @tf.custom_gradient
+        def rule(x):
+            a = tf.convert_to_tensor(self.slope)
+            z = a * x
+            value = tf.maximum(z, 0) + tf.math.log1p(tf.exp(-tf.abs(z)))
+
+            def grad_fn(upstream, variables=None):
+                s = tf.math.sigmoid(z)
+                grad = (
+                    tf.cast(upstream, tf.float32) * tf.cast(x, tf.float32) * tf.cast(s, tf.float32)
+                )
+                flat = tf.reshape(grad, (-1, tf.shape(grad)[-1]))
+                return upstream * a * s, [tf.reduce_sum(flat, axis=0)]
+
+            return value, grad_fn
+
+        return rule(x)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        sloped(softplus, sigmoid_backward),
+        sloped(softplus, float32_everywhere),
+        sloped(softplus, exp_form_backward),
+        SlopedSoftplusStableByParts,
+    ],
+    ids=["tf.range axes", "float32 everywhere", "exp form and einsum", "softplus by parts"],
+)
+def test_sloped_softplus_accepts_right_layers(judge, answer):
+    judge(check.sloped_softplus, answer)
+
+
+class NoVariablesKeyword(keras.layers.Layer):
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        @tf.custom_gradient
+        def rule(x):
+            a = tf.convert_to_tensor(self.slope)
+
+            def grad_fn(upstream):
+                return upstream * a * tf.sigmoid(a * x)
+
+            return tf.nn.softplus(a * x), grad_fn
+
+        return rule(x)
+
+
+class SlopeReadOutsideRule(keras.layers.Layer):
+    """The slope read before the decorated function: its gradient then comes from the
+    recorded forward operations, not from grad_fn (the right numbers, the wrong way)."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        a = tf.convert_to_tensor(self.slope)
+
+        @tf.custom_gradient
+        def rule(x):
+            def grad_fn(upstream):
+                return upstream * a * tf.sigmoid(a * x)
+
+            return tf.nn.softplus(a * x), grad_fn
+
+        return rule(x)
+
+
+class NoCustomGradient(keras.layers.Layer):
+    """The right numbers without any rule of one's own."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        return tf.nn.softplus(self.slope * x)
+
+
+class StaleSigmoid(keras.layers.Layer):
+    """State kept between calls: the sigmoid of the first call is reused ever after."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+        self.kept = None
+
+    def call(self, x):
+        @tf.custom_gradient
+        def rule(x):
+            a = tf.convert_to_tensor(self.slope)
+            if self.kept is None:
+                self.kept = tf.sigmoid(a * x)
+            s = self.kept
+
+            def grad_fn(upstream, variables=None):
+                terms = tf.cast(upstream * x * s, tf.float32)
+                return upstream * a * s, [
+                    tf.reduce_sum(tf.reshape(terms, (-1, x.shape[-1])), axis=0)
+                ]
+
+            return tf.nn.softplus(a * x), grad_fn
+
+        return rule(x)
+
+
+def in_float32(terms):
+    return tf.cast(terms, tf.float32)
+
+
+def flat_sum(terms):
+    return tf.reduce_sum(tf.reshape(terms, (-1, tf.shape(terms)[-1])), axis=0)
+
+
+def backward_with(grad_x, grad_slope):
+    """A backward rule from two formulas of (upstream, a, x, s)."""
+
+    def backward(upstream, a, x, variables):
+        s = tf.sigmoid(a * x)
+        return grad_x(upstream, a, x, s), grad_slope(upstream, a, x, s)
+
+    return backward
+
+
+def right_x(upstream, a, x, s):
+    return upstream * a * s
+
+
+def right_slope(upstream, a, x, s):
+    return [flat_sum(in_float32(upstream) * in_float32(x) * in_float32(s))]
+
+
+SLOPED_MISTAKES = rows(
+    [
+        # the variables= protocol and where the slope is read
+        (NoVariablesKeyword, "no_variables_keyword"),
+        (SlopeReadOutsideRule, "variable_outside_rule"),
+        (NoCustomGradient, "custom_gradient_not_used"),
+        (
+            sloped(softplus, backward_with(right_x, lambda u, a, x, s: right_slope(u, a, x, s)[0])),
+            "variable_grads_not_list",
+        ),
+        (
+            sloped(softplus, backward_with(right_x, lambda u, a, x, s: [None])),
+            "no_variable_gradient",
+        ),
+        # the slope's gradient under mixed_float16
+        (
+            sloped(softplus, backward_with(right_x, lambda u, a, x, s: [flat_sum(u * x * s)])),
+            "weight_gradient_float16",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: [in_float32(flat_sum(u * x * s))]),
+            ),
+            "summed_in_float16",
+        ),
+        # its shape: the sum over every axis but the last
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    right_x, lambda u, a, x, s: [in_float32(u) * in_float32(x) * in_float32(s)]
+                ),
+            ),
+            "variable_grad_not_reduced",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: [tf.reduce_sum(in_float32(u * x * s))]),
+            ),
+            "wrong_axis",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    right_x,
+                    lambda u, a, x, s: [
+                        tf.reduce_sum(in_float32(u) * in_float32(x) * in_float32(s), axis=0)
+                    ],
+                ),
+            ),
+            "wrong_axis",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: [tf.squeeze(right_slope(u, a, x, s)[0])]),
+            ),
+            "squeezed_size_one_axis",
+        ),
+        # the formulas
+        (sloped(softplus, backward_with(lambda u, a, x, s: a * s, right_slope)), "forgot_upstream"),
+        (sloped(softplus, backward_with(lambda u, a, x, s: u * s, right_slope)), "forgot_slope"),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    right_x, lambda u, a, x, s: [flat_sum(in_float32(u) * in_float32(s))]
+                ),
+            ),
+            "forgot_x",
+        ),
+        (
+            sloped(softplus, backward_with(lambda u, a, x, s: -u * a * s, right_slope)),
+            "sign_flipped",
+        ),
+        (
+            sloped(
+                softplus, backward_with(right_x, lambda u, a, x, s: [-right_slope(u, a, x, s)[0]])
+            ),
+            "sign_flipped",
+        ),
+        (
+            sloped(softplus, backward_with(lambda u, a, x, s: 2.0 * u * a * s, right_slope)),
+            "scale_factor",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: [tf.ones_like(flat_sum(in_float32(x)))]),
+            ),
+            "hard_coded",
+        ),
+        (sloped(lambda a, x: tf.math.log(1.0 + tf.exp(a * x)), sigmoid_backward), "naive_softplus"),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    right_x,
+                    lambda u, a, x, s: [
+                        tf.reduce_mean(
+                            tf.reshape(in_float32(u * x * s), (-1, tf.shape(x)[-1])), axis=0
+                        )
+                    ],
+                ),
+            ),
+            "mean_not_sum",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    lambda u, a, x, s: u * x * s,
+                    lambda u, a, x, s: [flat_sum(in_float32(u) * in_float32(a) * in_float32(s))],
+                ),
+            ),
+            "swapped_gradients",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(
+                    lambda u, a, x, s: u * a * (1 - s),
+                    lambda u, a, x, s: [
+                        flat_sum(in_float32(u) * in_float32(x) * (1 - in_float32(s)))
+                    ],
+                ),
+            ),
+            "sigmoid_of_minus_x",
+        ),
+        # state kept between calls: right on a layer's first call only
+        (StaleSigmoid, "keeps_state"),
+    ]
+)
+
+
+@pytest.mark.parametrize("answer, mistake", SLOPED_MISTAKES)
+def test_sloped_softplus_names_the_mistake(judge, answer, mistake):
+    judge(check.sloped_softplus, answer, mistake)
+
+
+def test_sloped_softplus_stub_is_not_attempted(judge):
+    class Stub(keras.layers.Layer):
+        def build(self, input_shape):
+            self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+        def call(self, x):
+            raise NotImplementedError()
+
+    judge(check.sloped_softplus, Stub, "not_attempted")
+
+
+# 7.2 a loss-scaled training step by hand -------------------------------------------
+
+
+def mean_squared(model, x, y):
+    return tf.reduce_mean((tf.cast(model(x), tf.float32) - y) ** 2)
+
+
+def scaled_by_loss(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+def scaled_by_dy(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y)
+    return tape.gradient(loss, sources, output_gradients=tf.constant(loss_scale, tf.float32))
+
+
+def not_scaled(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y)
+    return tape.gradient(loss, sources)
+
+
+def scaled_by_keras_loss(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        prediction = tf.cast(model(x), tf.float32)
+        loss = keras.losses.MeanSquaredError()(y, prediction) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+def step(gradients_of=scaled_by_loss, unscale=None, sources="trainable", apply=None, returned=None):
+    """A train_step made of parts: how it differentiates, unscales, applies and returns."""
+
+    def train_step(model, optimizer, x, y, loss_scale):
+        variables = model.trainable_variables if sources == "trainable" else model.variables
+        scaled = gradients_of(model, x, y, loss_scale, variables)
+        gradients = (unscale or (lambda gs, s: [g / s for g in gs]))(scaled, loss_scale)
+        (apply or (lambda opt, gs, vs: opt.apply(gs, vs)))(optimizer, gradients, variables)
+        return (returned or (lambda gs, scaled: gs))(gradients, scaled)
+
+    return train_step
+
+
+def step_with_apply_gradients(model, optimizer, x, y, loss_scale):
+    """Right: output_gradients, a multiplication by 1 / loss_scale, apply_gradients."""
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.cast(model(x, training=True), tf.float32) - y))
+    scaled = tape.gradient(
+        loss, model.trainable_variables, output_gradients=tf.constant(loss_scale)
+    )
+    gradients = [g * (1.0 / loss_scale) for g in scaled]
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return gradients
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        step(scaled_by_dy),
+        step(scaled_by_keras_loss),
+        step(unscale=lambda gs, s: [tf.math.divide(g, tf.constant(s, g.dtype)) for g in gs]),
+        step_with_apply_gradients,
+        step(returned=lambda gs, scaled: tuple(gs)),
+    ],
+    ids=[
+        "output_gradients",
+        "keras MeanSquaredError",
+        "tf.math.divide",
+        "apply_gradients",
+        "a tuple",
+    ],
+)
+def test_train_step_accepts_right_steps(judge, answer):
+    judge(check.train_step, answer)
+
+
+def loss_in_float16(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        output = model(x)
+        loss = tf.reduce_mean((output - tf.cast(y, output.dtype)) ** 2) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+def squeezed(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((tf.squeeze(tf.cast(model(x), tf.float32)) - y) ** 2) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+def summed(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum((tf.cast(model(x), tf.float32) - y) ** 2) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+def hard_coded_scale(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) * 2.0**15
+    return [g / 2.0**15 for g in tape.gradient(loss, sources)]
+
+
+def scale_the_gradients(model, x, y, loss_scale, sources):
+    """The scale multiplies the gradients after the tape: they have already underflowed."""
+    return [g * loss_scale for g in not_scaled(model, x, y, loss_scale, sources)]
+
+
+def float32_copy(model, x, y, loss_scale, sources):
+    """The right numbers by the wrong method: a float32 twin of the model, no loss scale."""
+    twin = keras.models.clone_model(
+        model,
+        clone_function=lambda layer: layer.__class__.from_config(
+            {**layer.get_config(), "dtype": "float32"}
+        ),
+    )
+    twin.set_weights(model.get_weights())
+    with tf.GradientTape() as tape:
+        loss = mean_squared(twin, x, y)
+    return tape.gradient(loss, twin.trainable_variables)
+
+
+def wrapped_in_loss_scale_optimizer(model, optimizer, x, y, loss_scale):
+    """Keras's own loss scaling around the given optimizer: its scale, not the one given."""
+    wrapped = keras.optimizers.LossScaleOptimizer(optimizer)
+    with tf.GradientTape() as tape:
+        scaled_loss = wrapped.scale_loss(mean_squared(model, x, y))
+    scaled = tape.gradient(scaled_loss, model.trainable_variables)
+    wrapped.apply(scaled, model.trainable_variables)
+    return [g / wrapped.initial_scale for g in scaled]
+
+
+_first_scale: dict = {}
+
+
+def first_scale_kept(model, optimizer, x, y, loss_scale):
+    """State kept between calls: the loss scale of the first call is used ever after."""
+    scale = _first_scale.setdefault("scale", loss_scale)
+    return step()(model, optimizer, x, y, scale)
+
+
+def zeros_step(model, optimizer, x, y, loss_scale):
+    gradients = [tf.zeros_like(v) for v in model.trainable_variables]
+    optimizer.apply(gradients, model.trainable_variables)
+    return gradients
+
+
+def applied_twice(optimizer, gradients, variables):
+    optimizer.apply(gradients, variables)
+    optimizer.apply(gradients, variables)
+
+
+def none_kept(model, optimizer, x, y, loss_scale):
+    """Every weight differentiated, the Nones kept: a non-trainable weight gives None."""
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) * loss_scale
+    gradients = [None if g is None else g / loss_scale for g in tape.gradient(loss, model.weights)]
+    optimizer.apply(gradients, model.weights)
+    return gradients
+
+
+def divided_by_the_scale(model, x, y, loss_scale, sources):
+    """The scale the wrong way round: the loss divided, dy made smaller."""
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) / loss_scale
+    return tape.gradient(loss, sources)
+
+
+def summed_over_outputs(model, x, y, loss_scale, sources):
+    """Each example's squared errors summed, then averaged: a factor of the outputs."""
+    with tf.GradientTape() as tape:
+        squared = (tf.cast(model(x), tf.float32) - y) ** 2
+        loss = tf.reduce_mean(tf.reduce_sum(squared, axis=-1)) * loss_scale
+    return tape.gradient(loss, sources)
+
+
+STEP_MISTAKES = rows(
+    [
+        # scaling and unscaling
+        (step(not_scaled), "loss_not_scaled"),
+        (step(scale_the_gradients, unscale=lambda gs, s: [g / s for g in gs]), "loss_not_scaled"),
+        (step(scale_the_gradients, unscale=lambda gs, s: gs), "scaled_gradients_not_loss"),
+        (step(unscale=lambda gs, s: gs), "forgot_unscale"),
+        (step(unscale=lambda gs, s: [g / s / s for g in gs]), "unscaled_twice"),
+        (step(hard_coded_scale, unscale=lambda gs, s: gs), "hard_coded_scale"),
+        (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
+        (first_scale_kept, "keeps_state"),
+        (step(loss_in_float16), "loss_in_float16"),
+        (step(divided_by_the_scale, unscale=lambda gs, s: [g * s for g in gs]), "loss_not_scaled"),
+        # the loss itself
+        (step(summed), "sum_not_mean"),
+        (step(summed_over_outputs), "scale_factor"),
+        (step(squeezed), "squeezed_size_one_axis"),
+        # what is differentiated and applied
+        (step(sources="all"), "trained_frozen_layer"),
+        (none_kept, "trained_frozen_layer"),
+        (step(apply=lambda opt, gs, vs: None), "not_applied"),
+        (
+            step(apply=lambda opt, gs, vs: opt.apply([-g for g in gs], vs)),
+            "applied_other_than_returned",
+        ),
+        (step(returned=lambda gs, scaled: scaled), "applied_other_than_returned"),
+        (step(apply=applied_twice), "applied_twice"),
+        (step(returned=lambda gs, scaled: [-g for g in gs]), "sign_flipped"),
+        # the right numbers by the wrong method, and no method at all
+        (step(float32_copy, unscale=lambda gs, s: gs), "float32_copy"),
+        (zeros_step, "zeros"),
+    ]
+)
+
+
+@pytest.mark.parametrize("answer, mistake", STEP_MISTAKES)
+def test_train_step_names_the_mistake(judge, answer, mistake):
+    judge(check.train_step, answer, mistake)
+
+
+# 7.3 dense gradients from an embedding lookup --------------------------------------
+
+
+def lookup_gradient(embedding, ids, upstream):
+    with tf.GradientTape() as tape:
+        vectors = embedding(ids)
+    return tape.gradient(vectors, embedding.embeddings, output_gradients=upstream)
+
+
+def by_gather_and_sum(embedding, ids, upstream):
+    """Right: tf.gather on the table, the sum differentiated, tf.convert_to_tensor."""
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(
+            tf.cast(upstream, tf.float64)
+            * tf.cast(tf.gather(embedding.embeddings, ids), tf.float64)
+        )
+    return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
+
+
+def by_segment_sum_of_slices(embedding, ids, upstream):
+    """Right: the tape's slices converted with a segment sum of their own."""
+    slices = lookup_gradient(embedding, ids, upstream)
+    return tf.math.unsorted_segment_sum(
+        slices.values, slices.indices, tf.shape(embedding.embeddings)[0]
+    )
+
+
+def by_scatter_nd_of_slices(embedding, ids, upstream):
+    """Right: tf.scatter_nd adds repeated indices."""
+    slices = lookup_gradient(embedding, ids, upstream)
+    indices = tf.cast(slices.indices, tf.int64)[:, None]
+    return tf.scatter_nd(indices, slices.values, tf.shape(embedding.embeddings, tf.int64))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [by_gather_and_sum, by_segment_sum_of_slices, by_scatter_nd_of_slices],
+    ids=["gather and sum", "segment sum of the slices", "scatter_nd of the slices"],
+)
+def test_embedding_gradient_accepts_right_conversions(judge, answer):
+    judge(check.embedding_gradient, answer)
+
+
+def duplicates_overwritten(embedding, ids, upstream):
+    slices = lookup_gradient(embedding, ids, upstream)
+    zeros = tf.zeros_like(embedding.embeddings)
+    return tf.tensor_scatter_nd_update(
+        zeros, slices.indices[:, None], tf.cast(slices.values, zeros.dtype)
+    )
+
+
+def by_hand_numpy(embedding, ids, upstream):
+    dimension = embedding.embeddings.shape[-1]
+    total = np.zeros(embedding.embeddings.shape)
+    np.add.at(total, ids.numpy().reshape(-1), upstream.numpy().reshape(-1, dimension))
+    return tf.constant(total, embedding.embeddings.dtype)
+
+
+def by_hand_segment_sum(embedding, ids, upstream):
+    dimension = embedding.embeddings.shape[-1]
+    rows_ = tf.reshape(tf.cast(upstream, embedding.embeddings.dtype), (-1, dimension))
+    return tf.math.unsorted_segment_sum(
+        rows_, tf.reshape(ids, (-1,)), embedding.embeddings.shape[0]
+    )
+
+
+EMBEDDING_MISTAKES = rows(
+    [
+        (lookup_gradient, "indexed_slices_returned"),
+        (lambda e, i, u: lookup_gradient(e, i, u).numpy(), "numpy_on_indexed_slices"),
+        (lambda e, i, u: lookup_gradient(e, i, u).values, "slices_values_only"),
+        (lambda e, i, u: tf.convert_to_tensor(lookup_gradient(e, i, u)).numpy(), "returned_numpy"),
+        (duplicates_overwritten, "duplicates_not_summed"),
+        (
+            lambda e, i, u: tf.convert_to_tensor(lookup_gradient(e, i, tf.ones_like(u))),
+            "forgot_upstream",
+        ),
+        (lambda e, i, u: -tf.convert_to_tensor(lookup_gradient(e, i, u)), "sign_flipped"),
+        (
+            lambda e, i, u: tf.cast(tf.convert_to_tensor(lookup_gradient(e, i, u)), tf.float32),
+            "float32_not_float64",
+        ),
+        (
+            lambda e, i, u: tf.cast(tf.convert_to_tensor(lookup_gradient(e, i, u)), u.dtype),
+            "wrong_dtype",
+        ),
+        (by_hand_numpy, "summed_by_hand"),
+        (by_hand_segment_sum, "summed_by_hand"),
+        (lambda e, i, u: tf.zeros_like(e.embeddings), "zeros"),
+    ]
+)
+
+
+@pytest.mark.parametrize("answer, mistake", EMBEDDING_MISTAKES)
+def test_embedding_gradient_names_the_mistake(judge, answer, mistake):
+    judge(check.embedding_gradient, answer, mistake)
+
+
+# 7.4 clip by global norm, after unscaling ------------------------------------------
+
+
+def clipped_step(
+    gradients_of=scaled_by_loss, order="unscale first", clip=None, norm=None, apply=None
+):
+    """A clipped_train_step made of parts: the order of unscaling and clipping, the clip,
+    the norm it returns and what it applies."""
+
+    def clip_global(gradients, clip_norm):
+        return tf.clip_by_global_norm(gradients, clip_norm)
+
+    def clipped_train_step(model, optimizer, x, y, loss_scale, clip_norm):
+        variables = model.trainable_variables
+        scaled = gradients_of(model, x, y, loss_scale, variables)
+        unscaled = [g / loss_scale for g in scaled]
+        if order == "unscale first":
+            clipped, global_norm = (clip or clip_global)(unscaled, clip_norm)
+        elif order == "clip first":
+            clipped_scaled, global_norm = (clip or clip_global)(scaled, clip_norm)
+            clipped = [g / loss_scale for g in clipped_scaled]
+        else:  # not unscaled at all
+            clipped, global_norm = (clip or clip_global)(scaled, clip_norm)
+        (apply or (lambda opt, cs, us, vs: opt.apply(cs, vs)))(
+            optimizer, clipped, unscaled, variables
+        )
+        if norm is not None:
+            global_norm = norm(clipped, unscaled, scaled)
+        return clipped, global_norm
+
+    return clipped_train_step
+
+
+def by_hand_global_clip(gradients, clip_norm):
+    """Right: the definition of tf.clip_by_global_norm, written out."""
+    norm = tf.sqrt(tf.add_n([tf.reduce_sum(g**2) for g in gradients]))
+    factor = clip_norm / tf.maximum(norm, clip_norm)
+    return [g * factor for g in gradients], norm
+
+
+def global_clip_with_use_norm(gradients, clip_norm):
+    norm = tf.linalg.global_norm(gradients)
+    return tf.clip_by_global_norm(gradients, clip_norm, use_norm=norm)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        clipped_step(clip=by_hand_global_clip),
+        clipped_step(clip=global_clip_with_use_norm),
+        clipped_step(scaled_by_dy),
+    ],
+    ids=["clip written out", "use_norm", "output_gradients"],
+)
+def test_clipped_train_step_accepts_right_steps(judge, answer):
+    judge(check.clipped_train_step, answer)
+
+
+def per_tensor(gradients, clip_norm):
+    return [tf.clip_by_norm(g, clip_norm) for g in gradients], tf.linalg.global_norm(gradients)
+
+
+def per_entry(gradients, clip_norm):
+    return [tf.clip_by_value(g, -clip_norm, clip_norm) for g in gradients], tf.linalg.global_norm(
+        gradients
+    )
+
+
+def always_rescaled(gradients, clip_norm):
+    norm = tf.linalg.global_norm(gradients)
+    return [g * clip_norm / norm for g in gradients], norm
+
+
+def limit_of_one(gradients, clip_norm):
+    return tf.clip_by_global_norm(gradients, 1.0)
+
+
+def no_clip(gradients, clip_norm):
+    return gradients, tf.linalg.global_norm(gradients)
+
+
+def through_the_optimizer(model, optimizer, x, y, loss_scale, clip_norm):
+    """The given optimizer told to clip: it clips what it applies, not what is returned."""
+    optimizer.global_clipnorm = clip_norm
+    unscaled = [
+        g / loss_scale for g in scaled_by_loss(model, x, y, loss_scale, model.trainable_variables)
+    ]
+    optimizer.apply(unscaled, model.trainable_variables)
+    return unscaled, tf.linalg.global_norm(unscaled)
+
+
+CLIPPED_MISTAKES = rows(
+    [
+        (clipped_step(order="clip first"), "clipped_before_unscaling"),
+        (clipped_step(order="never unscaled"), "forgot_unscale"),
+        (
+            clipped_step(clip=lambda gs, c: tf.clip_by_global_norm([g * 2.0**10 for g in gs], c)),
+            "forgot_unscale",
+        ),
+        (
+            clipped_step(clip=lambda gs, c: tf.clip_by_global_norm([g / 2.0**15 for g in gs], c)),
+            "unscaled_twice",
+        ),
+        (clipped_step(not_scaled, order="unscale first"), "loss_not_scaled"),
+        (clipped_step(clip=per_tensor), "clipped_per_tensor"),
+        (clipped_step(clip=per_entry), "clipped_by_value"),
+        (clipped_step(clip=always_rescaled), "always_rescaled"),
+        (clipped_step(clip=limit_of_one), "wrong_clip_norm"),
+        (clipped_step(clip=no_clip), "not_clipped"),
+        (
+            clipped_step(norm=lambda clipped, unscaled, scaled: tf.linalg.global_norm(clipped)),
+            "norm_after_clipping",
+        ),
+        (
+            clipped_step(norm=lambda clipped, unscaled, scaled: tf.linalg.global_norm(scaled)),
+            "norm_of_scaled_gradients",
+        ),
+        (
+            clipped_step(apply=lambda opt, cs, us, vs: opt.apply(us, vs)),
+            "applied_other_than_returned",
+        ),
+        (through_the_optimizer, "applied_other_than_returned"),
+        (lambda m, o, x, y, s, c: clipped_step()(m, o, x, y, s, c)[0], "wrong_structure"),
+    ]
+)
+
+
+@pytest.mark.parametrize("answer, mistake", CLIPPED_MISTAKES)
+def test_clipped_train_step_names_the_mistake(judge, answer, mistake):
+    judge(check.clipped_train_step, answer, mistake)
+
+
+# every check: fresh probes, so a mistake is named the same way on every call ----------
+
+
+@pytest.mark.parametrize(
+    "exercise, answer, mistake",
+    [
+        (check.train_step, step(unscale=lambda gs, s: gs), "forgot_unscale"),
+        (check.embedding_gradient, lookup_gradient, "indexed_slices_returned"),
+        (check.clipped_train_step, clipped_step(order="clip first"), "clipped_before_unscaling"),
+        (check.sloped_softplus, NoVariablesKeyword, "no_variables_keyword"),
+    ],
+    ids=["7.2", "7.3", "7.4", "7.1"],
+)
+def test_a_mistake_is_named_the_same_on_every_call(judge, exercise, answer, mistake):
+    judge(exercise, answer, mistake, runs=3)
