@@ -12,7 +12,7 @@ import tensorflow as tf
 
 
 def scaled_gradients(model, x, y, loss_scale):
-    """Exercise 7.2's first half: gradients of loss_scale * mean squared error, not unscaled.
+    """Gradients of loss_scale * mean squared error, not unscaled: half of 7.2's answer.
 
     The loss ``mean((model(x) - y)**2)`` is computed in float32 whatever dtype the
     model computes in; the gradients are taken with respect to
