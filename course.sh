@@ -6,6 +6,7 @@
 #   ./course.sh build    regenerate lessons/ (and all outputs) from solutions/
 #   ./course.sh guide    regenerate the instructor guide, instructors/guide.md
 #   ./course.sh figures  regenerate the static figures in figures/
+#   ./course.sh site     build the course's web site into _site/ (outputs as saved)
 #   ./course.sh bench    run the benchmark and print its table (--save: keep it)
 #   ./course.sh progress [PATH...] [--csv FILE] [--timeout SECONDS] [--jobs N]
 #                        re-run learners' notebooks and tabulate every exercise's
@@ -159,6 +160,10 @@ case "$command" in
   figures)
     set_up requirements-test.txt
     exec "$VENV/bin/python" -m course_tools.make_figures "$@"
+    ;;
+  site)
+    set_up requirements-test.txt
+    exec "$VENV/bin/python" -m course_tools.site "$@"
     ;;
   bench)
     set_up requirements-test.txt
