@@ -341,3 +341,47 @@ def empty_outputs(page) -> list[str]:
         }
         return found;
     }""")
+
+
+# --- the course's web site, served from a folder -------------------------------------
+
+
+@contextmanager
+def static_server(root: Path):
+    """Yield the base URL of a loopback HTTP server for the files under ``root`` (the
+    built site), with a request log kept quiet."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler
+    from http.server import ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def confine(context, base_url: str) -> list[str]:
+    """Block every request of a Playwright browser context that leaves ``base_url``;
+    return the (growing) list of the URLs blocked."""
+    blocked: list[str] = []
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if url.startswith(base_url + "/") or url == base_url or url.startswith("data:"):
+            request_route.continue_()
+        else:
+            blocked.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    return blocked

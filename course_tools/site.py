@@ -181,7 +181,7 @@ def build(out: Path = SITE_DIR, root: Path = ROOT) -> dict:
             text = (root / one.source).read_text(encoding="utf-8")
             if one.source == "README.md":
                 text = text.split("\n", 1)[1]  # the page shell shows the title
-            body = markdown_to_html(text)
+            body = markdown_to_html(text, github_anchors=True)
         body = rewrite(body, one.source or one.target, one.target)
         markup = page(one, pages, body, course)
         path = out / one.target

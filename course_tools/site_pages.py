@@ -41,11 +41,22 @@ def _renderer():
     return MathMLRenderer(escape=False, anchor_link_text="¶")
 
 
-def markdown_to_html(text: str) -> str:
-    """Markdown (GitHub's flavour, with $math$) as HTML."""
+def markdown_to_html(text: str, github_anchors: bool = False) -> str:
+    """Markdown (GitHub's flavour, with $math$) as HTML. Headings get JupyterLab's ids
+    ("Running-a-session"); with ``github_anchors`` also GitHub's ("running-a-session"),
+    which links written for a Markdown file on GitHub use."""
     from nbconvert.filters.markdown_mistune import MarkdownWithMath
 
-    return MarkdownWithMath(renderer=_renderer()).render(text)
+    markup = MarkdownWithMath(renderer=_renderer()).render(text)
+    if not github_anchors:
+        return markup
+
+    def anchor(match) -> str:
+        words = re.sub(r"<[^>]+>", "", match.group(2)).replace("¶", "").strip().lower()
+        slug = re.sub(r"[^\w\- ]", "", html.unescape(words)).replace(" ", "-")
+        return f"<span id='{html.escape(slug, quote=True)}'></span>{match.group(0)}"
+
+    return re.sub(r"<h([1-6])[^>]*>(.*?)</h\1>", anchor, markup, flags=re.S)
 
 
 # --- notebooks -----------------------------------------------------------------------
@@ -94,6 +105,17 @@ def notebook_html(path, course: Course, source: str) -> tuple[str, str]:
 
 
 # --- the page around each body --------------------------------------------------------
+
+
+OUTPUT_PICTURE_ALT = "A plot drawn by the code cell above; the text around it says what it shows."
+
+
+def output_pictures_described(markup: str) -> str:
+    """Pictures in cell outputs without a text alternative get one that says where
+    the description is (a page of the site has no image without alt text)."""
+    return re.sub(
+        r"<img(?![^>]*\balt=)(\s)", lambda m: f"<img alt='{OUTPUT_PICTURE_ALT}'{m.group(1)}", markup
+    )
 
 
 def external_images_as_text(markup: str) -> str:
@@ -188,7 +210,7 @@ def page(one, pages, body: str, course: Course) -> str:
         "<button type='submit'>Search</button></form></header>"
         f"<div class='site-body'>{contents_nav(pages, one, course)}"
         f"<main id='content' class='site-main{' jp-Notebook' if one.is_notebook else ''}'>"
-        f"{launch}{external_images_as_text(body)}</main></div></body></html>\n"
+        f"{launch}{external_images_as_text(output_pictures_described(body))}</main></div></body></html>\n"
     )
 
 

@@ -6,7 +6,10 @@ leaves no loop behind for the tests that follow (nbval and progress start their 
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,8 @@ from course_tools.browser import jupyterlab
 from course_tools.browser import scratch_copy
 
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
+PIN = Path(__file__).resolve().parent / "axe"
+CACHE = ROOT / ".cache" / "axe-core"
 
 
 @pytest.fixture(scope="session")
@@ -57,3 +62,36 @@ def page(browser):
 def artifacts() -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def axe_script() -> str:
+    """axe.min.js at the version ``axe/package-lock.json`` pins (with its checksum),
+    installed by ``npm ci`` into the git-ignored ``.cache/axe-core/`` once."""
+    lock = json.loads((PIN / "package-lock.json").read_text())
+    version = lock["packages"]["node_modules/axe-core"]["version"]
+    folder = CACHE / version
+    script = folder / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            message = (
+                "npm not found: install Node.js and npm (Debian/Ubuntu: `sudo apt-get "
+                "install npm`) to run the accessibility tests."
+            )
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(PIN / name, folder / name)
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"npm ci of axe-core {version} failed:\n{done.stderr[-2000:]}")
+    return script.read_text(encoding="utf-8")

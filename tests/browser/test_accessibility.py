@@ -3,16 +3,12 @@ in the widget outputs of lessons 01, 03 and 05, and every control works from the
 keyboard alone (Tab reaches it, a key changes it, the picture or table follows).
 
 axe-core comes from the npm registry at the version that ``axe/package-lock.json``
-pins (with its checksum), installed by ``npm ci`` into ``.cache/axe-core/`` on the
-first run and reused after that.
+pins (see the ``axe_script`` fixture in conftest.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,8 +18,6 @@ from course_tools.browser import open_notebook
 from course_tools.browser import problems_on_page
 from course_tools.browser import run_all_cells
 
-PIN = Path(__file__).resolve().parent / "axe"
-CACHE = ROOT / ".cache" / "axe-core"
 WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 LESSON_WIDGETS = {
@@ -31,38 +25,6 @@ LESSON_WIDGETS = {
     "03-custom-gradients.ipynb": ".log1pexp-explorer",
     "05-jacobians.ipynb": ".jacobian-heatmap",
 }
-
-
-@pytest.fixture(scope="session")
-def axe_script() -> str:
-    """axe.min.js at the pinned version, installed once into the git-ignored cache."""
-    lock = json.loads((PIN / "package-lock.json").read_text())
-    version = lock["packages"]["node_modules/axe-core"]["version"]
-    folder = CACHE / version
-    script = folder / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            message = (
-                "npm not found: install Node.js and npm (Debian/Ubuntu: `sudo apt-get "
-                "install npm`) to run the accessibility tests."
-            )
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
-        folder.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(PIN / name, folder / name)
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"],
-            cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"npm ci of axe-core {version} failed:\n{done.stderr[-2000:]}")
-    return script.read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")

@@ -71,10 +71,15 @@ function render({ model, el }) {
     canvas.setAttribute("aria-label", view.alt);
     readout.innerHTML = view.readout;
     root.dataset.renderCount = String(Number(root.dataset.renderCount || 0) + 1);
-    if (send) { model.set("layer", layer); model.set("batch", batch); model.save_changes(); }
+    if (send) {
+      sending = true;
+      model.set("layer", layer); model.set("batch", batch); model.save_changes();
+      sending = false;
+    }
   }
+  let sending = false;
   for (const key of ["layer", "batch"]) model.on(`change:${key}`, () => {
-    if (model.get("layer") === layer && model.get("batch") === batch) return;
+    if (sending || (model.get("layer") === layer && model.get("batch") === batch)) return;
     layer = model.get("layer"); batch = model.get("batch"); show(false);
   });
   show(false);
