@@ -138,6 +138,8 @@ case "$command" in
     set_up requirements.txt
     # No news pop-up (Binder does the same).
     "$VENV/bin/python" -m course_tools.quiet_jupyterlab "$VENV/bin/jupyter"
+    # Saved notebooks keep their widgets' state, so they reopen as they were left.
+    "$VENV/bin/python" -m course_tools.widget_state
     if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
       --LabApp.default_url=/lab/tree/lessons/00-welcome.ipynb "$@"

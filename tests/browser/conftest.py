@@ -20,6 +20,7 @@ from course_tools.browser import chromium_browser
 from course_tools.browser import find_chromium
 from course_tools.browser import jupyterlab
 from course_tools.browser import scratch_copy
+from course_tools.widget_state import save_widget_state
 
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 PIN = Path(__file__).resolve().parent / "axe"
@@ -40,6 +41,7 @@ def chromium_path():
 def lab(tmp_path_factory, chromium_path):
     scratch = tmp_path_factory.mktemp("jupyterlab")
     root = scratch_copy(scratch / "course")
+    save_widget_state()  # as ./course.sh lab, Binder and the hub image do
     with jupyterlab(root, scratch / "jupyterlab.log") as server:
         yield server
 

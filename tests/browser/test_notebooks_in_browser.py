@@ -64,3 +64,28 @@ def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
     x, text = readout(page)
     assert chain_rule_reference(float(x)) in text
     explorer.screenshot(path=str(artifacts / "chain-rule-explorer.png"))
+
+
+def test_a_saved_and_reopened_notebook_shows_its_widgets_not_an_error(page, lab, artifacts):
+    """Run lesson 01, change the explorer, save, and open the notebook again: the widget
+    is drawn from the state saved with it, at the learner's x, with no model missing."""
+    base_url, token = lab
+    open_notebook(page, base_url, token, "lessons/01-chain-rule-and-upstream-dy.ipynb")
+    run_all_cells(page)
+    explorer = page.locator(".chain-rule-explorer").first
+    explorer.scroll_into_view_if_needed()
+    explorer.locator(".chain-rule-x input").first.focus()
+    page.keyboard.press("ArrowUp")
+    page.wait_for_function(
+        "() => document.querySelector('.chain-rule-readout').dataset.x === '1.25'"
+    )
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_timeout(2000)
+    page.goto("about:blank")
+    open_notebook(page, base_url, token, "lessons/01-chain-rule-and-upstream-dy.ipynb")
+    page.wait_for_selector(".chain-rule-explorer .chain-rule-readout", timeout=60_000)
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(artifacts / "reopened-01.png"), full_page=True)
+    assert problems_on_page(page) == []
+    assert page.locator(".chain-rule-readout").first.get_attribute("data-x") == "1.25"
