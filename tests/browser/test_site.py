@@ -185,7 +185,7 @@ def test_the_explorer_answers_the_keyboard_with_tensorflows_numbers(visit, artif
     press(page, f"{EXPLORER} .log1pexp-dtype input[value='float32']", "ArrowRight")
     data = readout(page)  # a range of the learner's own is kept on a first visit
     assert data["dtype"] == "float64" and (data["xMin"], data["xMax"]) == ("-19.7", "100.0")
-    assert data["x"] == moved
+    assert abs(float(data["x"]) - float(moved)) <= 0.5  # its nearest float64-tabulated x
     press(page, f"{EXPLORER} .log1pexp-dtype input[value='float64']", "ArrowRight")
     assert readout(page)["dtype"] == "float16"
     press(page, f"{EXPLORER} .log1pexp-dtype input[value='float16']", "ArrowRight")
