@@ -360,3 +360,102 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# --- the front-end explorer on the web site: key press to painted canvas -------------
+
+# A floor for the canvas: a number input whose key press redraws one line on a canvas.
+CANVAS_FLOOR_JS = """() => {
+    const box = document.createElement('div');
+    box.className = 'benchmark-canvas-floor';
+    box.innerHTML = '<label for="floor-x">floor</label><input id="floor-x" type="number" value="0">'
+                  + '<canvas width="640" height="420"></canvas>';
+    document.body.prepend(box);
+    const input = box.querySelector('input'), canvas = box.querySelector('canvas');
+    const c = canvas.getContext('2d');
+    let n = 0;
+    input.addEventListener('keydown', event => {
+        event.preventDefault();
+        n += event.key === 'ArrowUp' ? 1 : -1;
+        c.clearRect(0, 0, 640, 420); c.beginPath(); c.moveTo(0, 210 + n % 50); c.lineTo(640, 210 - n % 50);
+        c.stroke(); box.dataset.renderCount = String(n);
+    });
+}"""
+
+# Resolves with the time from a key press (its own timestamp) to the second frame after
+# the widget marks a finished redraw (data-render-count on its root).
+ARM_CANVAS_JS = """(container) => {
+    const root = document.querySelector(container);
+    let pressed = null;
+    window.__latency = new Promise(resolve => {
+        const observer = new MutationObserver(() => {
+            observer.disconnect();
+            requestAnimationFrame(() => requestAnimationFrame(
+                () => resolve(pressed === null ? null : performance.now() - pressed)));
+        });
+        observer.observe(root, {attributes: true, attributeFilter: ['data-render-count']});
+        setTimeout(() => { observer.disconnect(); resolve(null); }, 5000);
+    });
+    root.addEventListener('keydown', event => { pressed = event.timeStamp; },
+                          {capture: true, once: true});
+}"""
+
+SITE_EXPLORER = (".course-widget-host .log1pexp-explorer", ".log1pexp-x-from input")
+SITE_FLOOR = (".benchmark-canvas-floor", "input")
+
+
+def canvas_latency(page, target: tuple, changes: int) -> list[float]:
+    container, control = target
+    handle = page.locator(f"{container} {control}").first
+    samples = []
+    for index in range(changes):
+        key = "ArrowUp" if (index // 5) % 2 == 0 else "ArrowDown"
+        page.evaluate(ARM_CANVAS_JS, container)
+        handle.focus()
+        page.keyboard.press(key)
+        elapsed = page.evaluate("() => window.__latency")
+        if elapsed is not None:
+            samples.append(elapsed)
+        page.wait_for_timeout(60)
+    return samples
+
+
+def site_latency(changes: int) -> dict:
+    """Key-press-to-paint of the explorer on lesson 03's page of the built site, against
+    a canvas redrawing one line in the same page; and the page's weight."""
+    from .browser import confine
+    from .browser import static_server
+    from .site import build
+
+    chromium = find_chromium()
+    if chromium is None:
+        return {"error": "Chromium not found"}
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "_site"
+        started = time.perf_counter()
+        build(out)
+        build_s = time.perf_counter() - started
+        with static_server(out) as base_url, chromium_browser(chromium) as browser:
+            context = browser.new_context(viewport={"width": 1280, "height": 1000})
+            blocked = confine(context, base_url)
+            page = context.new_page()
+            sizes = []
+            page.on("response", lambda response: sizes.append(len(response.body())))
+            page.goto(f"{base_url}/lessons/03-custom-gradients.html", wait_until="load")
+            page.wait_for_selector(SITE_EXPLORER[0])
+            page.wait_for_timeout(500)
+            weight = sum(sizes)
+            page.evaluate(CANVAS_FLOOR_JS)
+            page.locator(SITE_EXPLORER[0]).scroll_into_view_if_needed()
+            canvas_latency(page, SITE_FLOOR, 5)
+            canvas_latency(page, SITE_EXPLORER, 5)
+            floor = canvas_latency(page, SITE_FLOOR, changes)
+            explorer = canvas_latency(page, SITE_EXPLORER, changes)
+            context.close()
+    return {
+        "floor": floor,
+        "explorer": explorer,
+        "page_bytes": weight,
+        "build_s": build_s,
+        "blocked": blocked,
+    }

@@ -74,7 +74,11 @@ def site_pages(course: Course, root: Path = ROOT) -> list[SitePage]:
             if path.name != lesson.filename
         )
         for name in names:
-            title = lesson.title if name == lesson.filename else notebook_title(root / "solutions" / name)
+            title = (
+                lesson.title
+                if name == lesson.filename
+                else notebook_title(root / "solutions" / name)
+            )
             for folder in ("lessons", "solutions"):
                 if (root / folder / name).exists():
                     pages.append(
@@ -210,7 +214,9 @@ def search_body() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=SITE_DIR, help="where to write (default _site/)")
+    parser.add_argument(
+        "--out", type=Path, default=SITE_DIR, help="where to write (default _site/)"
+    )
     args = parser.parse_args(argv)
     from autodiff_course.notebook_setup import silence_tensorflow_logs
 

@@ -19,7 +19,15 @@ WIDGET_MODULES = {
     "log1pexp explorer": "log1pexp",
     "Jacobian heatmap": "jacobian_heatmap",
 }
-STATE_KEYS_LEFT_OUT = ("_esm", "_css", "_anywidget_id", "_dom_classes", "layout", "tabbable", "tooltip")
+STATE_KEYS_LEFT_OUT = (
+    "_esm",
+    "_css",
+    "_anywidget_id",
+    "_dom_classes",
+    "layout",
+    "tabbable",
+    "tooltip",
+)
 
 
 # --- Markdown, with math as MathML ---------------------------------------------------
@@ -231,7 +239,9 @@ def search_entries(body: str, target: str, title: str) -> list[dict]:
     matches = list(HEADING.finditer(body))
     starts = [m.start() for m in matches] + [len(body)]
     if not matches or matches[0].start() > 0:
-        entries.append({"url": target, "page": title, "section": title, "text": _text(body[: starts[0]])})
+        entries.append(
+            {"url": target, "page": title, "section": title, "text": _text(body[: starts[0]])}
+        )
     for match, end in zip(matches, starts[1:]):
         anchor = match.group(3)
         section = _text(match.group(4)).rstrip("¶").strip()

@@ -28,7 +28,6 @@ from autodiff_course.widgets.log1pexp import X_STEPS
 from autodiff_course.widgets.log1pexp import ExplorerFigure
 from autodiff_course.widgets.log1pexp import ExplorerState
 from autodiff_course.widgets.log1pexp import Log1pexpExplorer
-from autodiff_course.widgets.log1pexp import data
 from autodiff_course.widgets.log1pexp import explorer_table
 from autodiff_course.widgets.log1pexp import render_png
 from autodiff_course.widgets.log1pexp.widget import view_of
@@ -145,7 +144,10 @@ def test_naive_gradient_is_silently_zero_in_the_band_and_nan_beyond(explorer):
     assert band.sum() >= 100
     assert (naive.y[band] == 0.0).all()
     assert naive.zero[band].all()
-    assert naive.y[(naive.x > limits.flush_start - 0.05) & (naive.x < limits.flush_start - 1e-3)].min() > 0.99
+    assert (
+        naive.y[(naive.x > limits.flush_start - 0.05) & (naive.x < limits.flush_start - 1e-3)].min()
+        > 0.99
+    )
     beyond = naive.x >= limits.overflow + 1e-4
     assert beyond.sum() >= 30
     assert np.isnan(naive.y[beyond]).all() and naive.nan[beyond].all()
@@ -334,7 +336,9 @@ def test_every_control_extreme_renders_without_warnings():
         for dtype in DTYPES:
             low, high = X_BOUNDS[dtype]
             for quantity, methods in itertools.product(QUANTITIES, subsets):
-                corner.set_state(dtype=dtype, quantity=quantity, methods=methods, x_range=(low, high))
+                corner.set_state(
+                    dtype=dtype, quantity=quantity, methods=methods, x_range=(low, high)
+                )
                 assert set(corner.plotted_data()) == set(methods)
                 assert corner.text_summary() and corner.alt_text()
             for x_range in every_extreme(dtype):
@@ -460,7 +464,9 @@ def test_unticking_a_method_changes_the_summary_and_the_alt_text(explorer):
 def test_text_summary_states_the_story(explorer):
     show(explorer)
     text = explorer._repr_mimebundle_()["text/plain"]
-    points = int(((explorer_table("float32").x >= -20) & (explorer_table("float32").x <= 100)).sum())
+    points = int(
+        ((explorer_table("float32").x >= -20) & (explorer_table("float32").x <= 100)).sum()
+    )
     assert text.startswith(
         "log1pexp explorer (float32): gradient of log(1 + e^x), "
         f"x from -20.00 to 100.00 ({points} tabulated points)."

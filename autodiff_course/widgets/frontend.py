@@ -24,7 +24,13 @@ STATIC = Path(__file__).resolve().parent / "static"
 WIDGET_NAMES = ("chain_rule", "log1pexp", "jacobian_heatmap")
 # How each dtype travels: float16 as float32 (exact: every float16 is a float32),
 # since not every browser has a Float16Array.
-STORAGE = {"float16": "float32", "float32": "float32", "float64": "float64", "bool": "uint8", "uint8": "uint8"}
+STORAGE = {
+    "float16": "float32",
+    "float32": "float32",
+    "float64": "float64",
+    "bool": "uint8",
+    "uint8": "uint8",
+}
 
 
 @functools.cache
@@ -32,9 +38,9 @@ def module_source(name: str) -> str:
     """The JavaScript module of widget ``name`` (one of :data:`WIDGET_NAMES`)."""
     if name not in WIDGET_NAMES:
         raise ValueError(f"no widget module {name!r}; there are {', '.join(WIDGET_NAMES)}.")
-    return (STATIC / "common.js").read_text(encoding="utf-8") + (
-        STATIC / f"{name}.js"
-    ).read_text(encoding="utf-8")
+    return (STATIC / "common.js").read_text(encoding="utf-8") + (STATIC / f"{name}.js").read_text(
+        encoding="utf-8"
+    )
 
 
 @functools.cache

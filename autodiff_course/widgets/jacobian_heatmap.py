@@ -300,7 +300,10 @@ def view_payload(structure: JacobianStructure) -> dict:
         "batch": structure.batch,
         "title": f"{structure.layer}: {LAYERS[structure.layer]}",
         "panels": [
-            {"title": f"tape.jacobian {structure.full.shape}", "colours": colours(structure.as_matrix(), limit)},
+            {
+                "title": f"tape.jacobian {structure.full.shape}",
+                "colours": colours(structure.as_matrix(), limit),
+            },
             {
                 "title": f"tape.batch_jacobian {structure.batch_jacobian.shape}",
                 "colours": colours(structure.batch_jacobian_matrix(), limit),

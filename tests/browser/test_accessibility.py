@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from course_tools.browser import ROOT
 from course_tools.browser import open_notebook
 from course_tools.browser import problems_on_page
 from course_tools.browser import run_all_cells

@@ -63,9 +63,7 @@ class Visit:
         self.blocked = confine(self.context, base_url)
         self.page = self.context.new_page()
         self.errors: list[str] = []
-        self.page.on(
-            "console", lambda m: self.errors.append(m.text) if m.type == "error" else None
-        )
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.goto(f"{base_url}/{path}", wait_until="load")
         if javascript:
@@ -171,7 +169,9 @@ def test_the_explorer_answers_the_keyboard_with_tensorflows_numbers(visit, artif
     flags = page.locator(f"{EXPLORER} .log1pexp-flags").inner_text()
     assert "silent 0.0 from x = 87.34 to 88.72; nan from x = 88.72" in flags
     alt = page.locator(f"{EXPLORER} canvas").get_attribute("aria-label")
-    assert alt.startswith("Plot of the float32 gradient of log(1 + e^x) for x from -20.00 to 100.00")
+    assert alt.startswith(
+        "Plot of the float32 gradient of log(1 + e^x) for x from -20.00 to 100.00"
+    )
 
     press(page, f"{EXPLORER} .log1pexp-x-from input", "ArrowUp", 3)
     assert readout(page)["xMin"] == "-19.7"

@@ -47,7 +47,6 @@ from .state import ExplorerState
 from .tables import FLAG_KINDS
 from .tables import all_tables
 from .tables import flag_runs
-from .tables import landmarks
 from .wording import TITLES
 from .wording import alt_text
 from .wording import format_number
@@ -126,8 +125,7 @@ def front_end_tables() -> dict:
                 )
                 flags[method][quantity] = encoded(bits.astype("uint8"))
                 runs[method][quantity] = [
-                    [run.first, run.last, run.phrase]
-                    for run in flag_runs(table, method, quantity)
+                    [run.first, run.last, run.phrase] for run in flag_runs(table, method, quantity)
                 ]
         payload[dtype] = {
             "x": encoded(table.x.astype(dtype)),
@@ -168,7 +166,8 @@ def view_of(state: ExplorerState) -> dict:
         "quantity": state.quantity,
         "readout_x": state.readout_x,
         "remembered": {
-            dtype: [list(x_range), readout] for dtype, (x_range, readout) in state.remembered.items()
+            dtype: [list(x_range), readout]
+            for dtype, (x_range, readout) in state.remembered.items()
         },
         "message": state.message,
     }
