@@ -377,7 +377,8 @@ CANVAS_FLOOR_JS = """() => {
     input.addEventListener('keydown', event => {
         event.preventDefault();
         n += event.key === 'ArrowUp' ? 1 : -1;
-        c.clearRect(0, 0, 640, 420); c.beginPath(); c.moveTo(0, 210 + n % 50); c.lineTo(640, 210 - n % 50);
+        c.clearRect(0, 0, 640, 420); c.beginPath();
+        c.moveTo(0, 210 + n % 50); c.lineTo(640, 210 - n % 50);
         c.stroke(); box.dataset.renderCount = String(n);
     });
 }"""
