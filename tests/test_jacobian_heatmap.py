@@ -108,7 +108,9 @@ def test_every_control_value_renders_without_an_exception():
     heatmap = JacobianHeatmap(batch=100)
     assert heatmap.widget.layer == "independent" and heatmap.widget.batch == BATCH_MAX
     assert heatmap.widget.batches == list(range(BATCH_MIN, BATCH_MAX + 1))
-    assert set(heatmap.widget.views) == {f"{l}/{b}" for l in LAYERS for b in heatmap.widget.batches}
+    assert set(heatmap.widget.views) == {
+        f"{layer}/{b}" for layer in LAYERS for b in heatmap.widget.batches
+    }
     for layer in LAYERS:
         for batch in range(BATCH_MIN, BATCH_MAX + 1):
             heatmap.show(layer, batch)
@@ -132,7 +134,7 @@ def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(display_bu
     bundle = display_bundle(heatmap)
     assert "layer = centred" in bundle["text/plain"]
     assert "Jacobian heatmap, still picture (layer centred, batch 3)" in bundle["text/html"]
-    assert heatmap.widget.views["centred/4"]["readout"] in bundle["text/html"]
+    assert heatmap.widget.views["centred/3"]["readout"] in bundle["text/html"]
 
 
 @pytest.mark.parametrize(
