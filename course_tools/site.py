@@ -8,9 +8,9 @@ with the outputs saved in them (nothing is executed again: these are the outputs
 nbval checked), the README's contents as the home page, the instructor guide, a
 search page, and launch buttons (Binder, Colab, a JupyterHub through nbgitpuller)
 built by :mod:`.config` from ``course.toml``'s repository and ref, as the
-notebooks' badges are. Notebooks come from ``course.toml``: each lesson's
-notebook, and any other notebook in ``solutions/`` whose name starts with the
-lesson's number (an optional aside), with its learner copy when there is one.
+notebooks' badges are. Notebooks come from ``course.toml`` (``Course.notebooks``):
+each lesson's notebook and, after it, the optional asides listed for it, each in the
+learner's copy and the solutions.
 
 Notebooks are turned into HTML by nbconvert (JupyterLab's own exporter and
 styles); math becomes MathML at build time (latex2mathml), which browsers draw
@@ -63,46 +63,27 @@ class SitePage:
 
 
 def site_pages(course: Course, root: Path = ROOT) -> list[SitePage]:
-    """Every page, in the order of the contents: home, each lesson (its asides after it,
-    each in the learner's copy and the solutions), the guide, the search page."""
+    """Every page, in the order of the contents: home, each lesson with its asides
+    after it (``Course.notebooks``), each in the learner's copy and the solutions, the
+    guide, the search page."""
     pages = [SitePage("README.md", "index.html", course.title)]
     for lesson in course.lessons:
-        number = f"{lesson.number:02d}"
-        names = [lesson.filename] + sorted(
-            path.name
-            for path in (root / "solutions").glob(f"{number}*.ipynb")
-            if path.name != lesson.filename
-        )
-        for name in names:
-            title = (
-                lesson.title
-                if name == lesson.filename
-                else notebook_title(root / "solutions" / name)
-            )
+        for notebook in (lesson, *course.asides_of(lesson)):
+            name = notebook.filename
             for folder in ("lessons", "solutions"):
                 if (root / folder / name).exists():
                     pages.append(
                         SitePage(
                             f"{folder}/{name}",
                             f"{folder}/{name[: -len('.ipynb')]}.html",
-                            f"{number} {title}" + (" (solutions)" if folder == "solutions" else ""),
+                            f"{lesson.number:02d} {notebook.title}"
+                            + (" (solutions)" if folder == "solutions" else ""),
                             lesson.slug,
                         )
                     )
     pages.append(SitePage("instructors/guide.md", "instructors/guide.html", "Instructor guide"))
     pages.append(SitePage("", "search.html", "Search"))
     return pages
-
-
-def notebook_title(path: Path) -> str:
-    """The text of a notebook's H1 heading (its first line starting with "# ")."""
-    import nbformat
-
-    for cell in nbformat.read(path, as_version=4).cells:
-        for line in cell.source.splitlines():
-            if cell.cell_type == "markdown" and line.startswith("# "):
-                return line[2:].replace("`", "").strip()
-    return path.stem
 
 
 # --- links ------------------------------------------------------------------------

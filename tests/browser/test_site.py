@@ -12,7 +12,6 @@ JavaScript off, each shows its still picture; the launch buttons are built from
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -276,9 +275,10 @@ def test_launch_buttons_are_built_from_course_toml_as_the_badges_are(built, targ
     }
 
 
-def test_every_lesson_of_course_toml_and_its_asides_are_pages(tmp_path):
-    """A notebook added later (a new lesson in course.toml, or an aside named after its
-    lesson's number) becomes a page without a change to the tools."""
+def test_every_notebook_of_course_toml_is_a_page_and_nothing_else(tmp_path):
+    """A notebook added later (a new lesson or aside in course.toml) becomes a page
+    without a change to the tools, its asides right after its lesson; a notebook that
+    course.toml does not list is not published."""
     root = tmp_path / "course"
     (root / "solutions").mkdir(parents=True)
     (root / "lessons").mkdir()
@@ -287,6 +287,8 @@ def test_every_lesson_of_course_toml_and_its_asides_are_pages(tmp_path):
     for folder, name in (
         ("solutions", "03-custom-gradients.ipynb"),
         ("solutions", "03-aside-avx-kernels.ipynb"),
+        ("lessons", "03-aside-avx-kernels.ipynb"),
+        ("solutions", "03-scratch.ipynb"),
         ("solutions", "07-training.ipynb"),
         ("lessons", "07-training.ipynb"),
     ):
@@ -299,19 +301,29 @@ def test_every_lesson_of_course_toml_and_its_asides_are_pages(tmp_path):
         "teaching_minutes = 1\nexercise_minutes = 1\n"
         '[[lessons]]\nslug = "07-training"\ntitle = "Training"\n'
         "teaching_minutes = 1\nexercise_minutes = 1\n"
+        '[[asides]]\nslug = "03-aside-avx-kernels"\ntitle = "AVX kernels"\n'
+        'lesson = "03-custom-gradients"\nteaching_minutes = 1\n'
     )
     (root / "course.toml").write_text(toml)
-    targets = [one.target for one in site.site_pages(load_course(root / "course.toml"), root)]
-    assert targets == [
+    pages = site.site_pages(load_course(root / "course.toml"), root)
+    assert [one.target for one in pages] == [
         "index.html",
         "solutions/03-custom-gradients.html",
+        "lessons/03-aside-avx-kernels.html",
         "solutions/03-aside-avx-kernels.html",
         "lessons/07-training.html",
         "solutions/07-training.html",
         "instructors/guide.html",
         "search.html",
     ]
-    assert posixpath.basename(targets[2]) == "03-aside-avx-kernels.html"
+    assert pages[2].title == "03 AVX kernels"
+
+
+def test_the_site_has_a_page_for_every_notebook_the_course_builds():
+    sources = {one.source for one in site.site_pages(COURSE)}
+    for notebook in COURSE.notebooks:
+        for folder in ("lessons", "solutions"):
+            assert f"{folder}/{notebook.filename}" in sources
 
 
 def test_search_finds_a_section(visit):
