@@ -218,6 +218,19 @@ def run_all_cells(page, timeout: float = 180) -> None:
     )
 
 
+def save_notebook(page) -> None:
+    """Save the open notebook (File > Save Notebook) and wait until it is saved."""
+    activate_notebook(page)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_function(
+        "() => document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty') === null"
+        " && document.querySelector('.lm-TabBar-tab.jp-mod-current') !== null",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(500)
+
+
 def activate_notebook(page) -> None:
     """Give the open notebook focus (command mode), as a click in its margin would."""
     page.locator(f"{NOTEBOOK} .jp-Cell .jp-InputPrompt").first.click()
@@ -258,9 +271,11 @@ def problems_on_page(page) -> list[str]:
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def open_slides(page, base_url: str, token: str, path: str) -> None:
-    """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), first slide shown."""
-    page.goto(f"{base_url}/rise/{path}?token={token}")
+def open_slides(page, base_url: str, token: str, path: str, cell: int | None = None) -> None:
+    """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), on the first slide
+    or, given ``cell`` (an index), on the slide that shows that cell."""
+    at = "" if cell is None else f"&activeCellIndex={cell}"
+    page.goto(f"{base_url}/rise/{path}?token={token}{at}")
     page.wait_for_selector(".reveal .slides section", state="attached", timeout=90_000)
     page.wait_for_function(
         "() => document.querySelector('.reveal .slides h1') !== null", timeout=60_000

@@ -137,6 +137,7 @@ def build(out: Path = SITE_DIR, root: Path = ROOT) -> dict:
     """Write the whole site into ``out`` (emptied first); return what was written."""
     from autodiff_course.widgets.frontend import WIDGET_NAMES
     from autodiff_course.widgets.frontend import module_source
+    from autodiff_course.widgets.frontend import saved_model_source
     from autodiff_course.widgets.frontend import style_sheet
 
     started = time.perf_counter()
@@ -145,8 +146,10 @@ def build(out: Path = SITE_DIR, root: Path = ROOT) -> dict:
     if out.exists():
         shutil.rmtree(out)
     (out / "_static" / "widgets").mkdir(parents=True)
-    for name in ("site.css", "site.js"):
-        shutil.copy(ASSETS / name, out / "_static" / name)
+    shutil.copy(ASSETS / "site.css", out / "_static" / "site.css")
+    (out / "_static" / "site.js").write_text(
+        saved_model_source() + (ASSETS / "site.js").read_text(encoding="utf-8"), "utf-8"
+    )
     for name in WIDGET_NAMES:
         (out / "_static" / "widgets" / f"{name}.js").write_text(module_source(name), "utf-8")
     (out / "_static" / "widgets" / "widgets.css").write_text(style_sheet(), "utf-8")

@@ -9,6 +9,8 @@ import posixpath
 import re
 from urllib.parse import quote
 
+from autodiff_course.widgets.frontend import SLIDES_SCRIPT_CLASS
+
 from .config import Course
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -78,7 +80,7 @@ def widget_mount(output: dict, states: dict) -> str | None:
         return None
     text = str(data.get("text/plain", ""))
     module = next((m for prefix, m in WIDGET_MODULES.items() if text.startswith(prefix)), None)
-    still = data.get("text/html") or f"<pre>{html.escape(text)}</pre>"
+    still = without_slides_script(data.get("text/html")) or f"<pre>{html.escape(text)}</pre>"
     model = states.get(data[WIDGET_VIEW]["model_id"], {}).get("state")
     if module is None or model is None:
         return f"<div class='widget-still-only'>{still}</div>"
@@ -88,6 +90,15 @@ def widget_mount(output: dict, states: dict) -> str | None:
         f"<div class='course-widget-mount' data-widget='{module}'>"
         f"<script type='application/json' class='course-widget-state'>{payload}</script>"
         f"{still}</div>"
+    )
+
+
+def without_slides_script(still) -> str:
+    """A still picture without the script that makes it live in slide mode (the site
+    mounts its widgets itself)."""
+    still = "".join(still) if isinstance(still, list) else still or ""
+    return re.sub(
+        rf"<script type='module' class='{SLIDES_SCRIPT_CLASS}'>.*?</script>", "", still, flags=re.S
     )
 
 

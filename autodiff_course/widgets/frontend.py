@@ -43,6 +43,23 @@ def module_source(name: str) -> str:
     )
 
 
+SLIDES_SCRIPT_CLASS = "course-widget-slides"
+
+
+@functools.cache
+def saved_model_source() -> str:
+    """``static/saved_model.js``: the model a widget draws from where no widget manager
+    runs (the course's web site, slide mode)."""
+    return (STATIC / "saved_model.js").read_text(encoding="utf-8")
+
+
+@functools.cache
+def slides_script() -> str:
+    """The script each still picture carries (``static/slides.js``, after
+    ``static/saved_model.js``): in slide mode it swaps the pictures for live widgets."""
+    return saved_model_source() + (STATIC / "slides.js").read_text(encoding="utf-8")
+
+
 @functools.cache
 def style_sheet() -> str:
     """The style sheet every widget of the course shares."""

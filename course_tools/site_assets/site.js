@@ -1,20 +1,8 @@
 // The course's web site: mount the widgets from their saved state, search, hub links.
-// Everything comes from this site; nothing is fetched from elsewhere.
+// Everything comes from this site; nothing is fetched from elsewhere. The build puts
+// autodiff_course/widgets/static/saved_model.js (savedModel) in front of this file.
 
 const STATIC = document.body.dataset.static;
-
-// A stand-in for a widget model: the saved state, with the calls a widget module makes.
-function savedModel(state) {
-  const listeners = {};
-  return {
-    get: (key) => state[key],
-    set(key, value) { state[key] = value; for (const f of listeners[`change:${key}`] || []) f(); },
-    save_changes() {},
-    on(event, callback) { (listeners[event] = listeners[event] || []).push(callback); },
-    off() {},
-    send() {},
-  };
-}
 
 async function mountWidgets() {
   for (const mount of document.querySelectorAll(".course-widget-mount")) {

@@ -38,12 +38,36 @@ def chromium_path():
 
 
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory, chromium_path):
-    scratch = tmp_path_factory.mktemp("jupyterlab")
-    root = scratch_copy(scratch / "course")
+def lab_root(tmp_path_factory) -> Path:
+    """The scratch copy of the course that :func:`lab` serves. A test that saves a
+    notebook saves a copy of it under another name here, so that every other test
+    still opens the notebooks as committed."""
+    return scratch_copy(tmp_path_factory.mktemp("jupyterlab") / "course")
+
+
+@pytest.fixture(scope="session")
+def lab(lab_root, chromium_path):
     save_widget_state()  # as ./course.sh lab, Binder and the hub image do
-    with jupyterlab(root, scratch / "jupyterlab.log") as server:
+    with jupyterlab(lab_root, lab_root.parent / "jupyterlab.log") as server:
         yield server
+
+
+@pytest.fixture
+def saved_copy(lab_root):
+    """``saved_copy("lessons/01-x.ipynb")``: the path of a fresh copy of that notebook
+    in the served folder, for a test that runs and saves it."""
+    made = []
+
+    def copy(path: str) -> str:
+        source = lab_root / path
+        target = source.with_name(f"saved-{len(made)}-{source.name}")
+        shutil.copy(source, target)
+        made.append(target)
+        return str(target.relative_to(lab_root))
+
+    yield copy
+    for target in made:
+        target.unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="module")

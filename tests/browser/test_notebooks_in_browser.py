@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from notebooks import every_notebook
+from widget_pages import WIDGETS
 
 from course_tools.browser import open_notebook
 from course_tools.browser import problems_on_page
 from course_tools.browser import run_all_cells
+from course_tools.browser import save_notebook
 from course_tools.browser import wait_for_kernel_idle
 
 
@@ -66,26 +68,27 @@ def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
     explorer.screenshot(path=str(artifacts / "chain-rule-explorer.png"))
 
 
-def test_a_saved_and_reopened_notebook_shows_its_widgets_not_an_error(page, lab, artifacts):
-    """Run lesson 01, change the explorer, save, and open the notebook again: the widget
-    is drawn from the state saved with it, at the learner's x, with no model missing."""
+@pytest.mark.parametrize("widget", WIDGETS, ids=lambda widget: widget.root.strip("."))
+def test_a_saved_and_reopened_notebook_shows_its_widget_as_left_and_live(
+    page, lab, saved_copy, artifacts, widget
+):
+    """Run a lesson, change its widget with a key, save, and open the notebook again: the
+    widget is drawn from the state saved with it, showing the learner's last view, with
+    no model missing; and it still answers the keyboard (it draws from its saved tables)."""
     base_url, token = lab
-    open_notebook(page, base_url, token, "lessons/01-chain-rule-and-upstream-dy.ipynb")
+    path = saved_copy(f"lessons/{widget.lesson}")
+    open_notebook(page, base_url, token, path)
     run_all_cells(page)
-    explorer = page.locator(".chain-rule-explorer").first
-    explorer.scroll_into_view_if_needed()
-    explorer.locator(".chain-rule-x input").first.focus()
-    page.keyboard.press("ArrowUp")
-    page.wait_for_function(
-        "() => document.querySelector('.chain-rule-readout').dataset.x === '1.25'"
-    )
-    page.keyboard.press("Escape")
-    page.keyboard.press("Control+s")
-    page.wait_for_timeout(2000)
+    page.locator(widget.root).first.scroll_into_view_if_needed()
+    left = widget.step(page, "ArrowUp")
+    save_notebook(page)
     page.goto("about:blank")
-    open_notebook(page, base_url, token, "lessons/01-chain-rule-and-upstream-dy.ipynb")
-    page.wait_for_selector(".chain-rule-explorer .chain-rule-readout", timeout=60_000)
+    open_notebook(page, base_url, token, path)
+    page.wait_for_selector(f"{widget.root} {widget.readout}", timeout=60_000)
     page.wait_for_timeout(1000)
-    page.screenshot(path=str(artifacts / "reopened-01.png"), full_page=True)
+    page.locator(widget.root).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"reopened-{widget.lesson}.png"))
     assert problems_on_page(page) == []
-    assert page.locator(".chain-rule-readout").first.get_attribute("data-x") == "1.25"
+    assert widget.read(page)[widget.shown] == left
+    assert widget.step(page, "ArrowDown") != left
+    assert problems_on_page(page) == []
