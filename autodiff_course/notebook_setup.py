@@ -117,7 +117,15 @@ def installed_versions() -> dict[str, str | None]:
         "matplotlib": _installed_version("matplotlib"),
         "ipywidgets": _installed_version("ipywidgets"),
         "jupyterlab_widgets": _installed_version("jupyterlab_widgets"),
+        "anywidget": _installed_version("anywidget"),
     }
+
+
+# The package that carries the course's explorers to the browser (lessons 01, 03, 05).
+WIDGET_PACKAGE_MISSING = (
+    "anywidget is not installed, so the explorers of lessons 01, 03 and 05 cannot be "
+    "drawn"
+)
 
 
 def _as_tuple(version: str) -> tuple[int, ...]:
@@ -195,9 +203,11 @@ def diagnose(
     if not widgets_front_end:
         report.problems.append(
             "The widgets front end (the jupyterlab_widgets package) is not installed, "
-            "so sliders and plots will show as plain text: run "
+            "so the widgets will show as still pictures and plain text: run "
             f"`{FIX_COMMAND}` and restart JupyterLab."
         )
+    if versions.get("anywidget") is None:
+        report.problems.append(f"{WIDGET_PACKAGE_MISSING}: run `{FIX_COMMAND}`.")
     return report
 
 
@@ -214,8 +224,9 @@ def _check_python(report: EnvironmentReport, python: tuple[int, int], fix: str) 
 def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) -> EnvironmentReport:
     """Colab: its own packages are used as they are; only what cannot work is a problem.
 
-    Colab's front end draws ipywidgets' built-in widgets (the only kind the course
-    uses) with its own widget manager, whatever ipywidgets version is installed.
+    Colab's front end draws the course's widgets with its own widget manager, whatever
+    ipywidgets version is installed; they need the anywidget package, which Colab's
+    runtime ships (0.9 since July 2025).
     """
     report = EnvironmentReport(
         python=python, versions=dict(versions), widgets_front_end=True, colab=True
@@ -226,6 +237,11 @@ def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) ->
         "Colab's Python cannot be changed from a notebook, so "
         "run the course on Binder instead (see the README)",
     )
+    if versions.get("anywidget") is None:
+        report.problems.append(
+            f"{WIDGET_PACKAGE_MISSING}: run `%pip install anywidget` in a new cell, "
+            f"{COLAB_RESTART}."
+        )
     differ = []
     for name, pinned in PINNED.items():
         version, label = versions.get(name), LABELS[name]
