@@ -464,14 +464,14 @@ WIDGETS_STAND_IN_TEXT = (
     "Widgets front end: not confirmed. You are reading the plain-text stand-in of a "
     "widget. If this cell has not run yet, run it. If you still read this sentence "
     "after running it, instead of a green box, this page cannot draw widgets, so "
-    "sliders and live plots will not appear. Fix: run "
+    "the widgets' controls and live plots will not appear. Fix: run "
     f"`{FIX_COMMAND}` in the environment that runs JupyterLab, restart JupyterLab, "
     "and reload this page."
 )
 WIDGETS_WORKING_HTML = (
     "<div class='widgets-front-end-ok' style='padding:4px 8px;border-left:4px solid "
-    "#009E73'><b>Widgets front end: working.</b> Sliders and live plots in this "
-    "course will appear like this box.</div>"
+    "#009E73'><b>Widgets front end: working.</b> The widgets' controls and live plots "
+    "in this course will appear like this box.</div>"
 )
 # The widget-view mimetype and the version of its message format, which ipywidgets
 # 7 and 8 share.
