@@ -248,6 +248,17 @@ def execution_counts(page) -> list[str]:
         .map(p => p.textContent.replace(/[\\[\\]:\\s]/g, ''))""")
 
 
+def wait_for_widgets(page, timeout: float = 60) -> None:
+    """Wait until no widget view of the open notebook still says it is loading (a
+    busy machine can take seconds to draw one)."""
+    page.wait_for_function(
+        """() => !document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)')
+                     .innerText.includes('Loading widget...')""",
+        timeout=timeout * 1000,
+    )
+    page.wait_for_timeout(500)
+
+
 def problems_on_page(page) -> list[str]:
     """Error outputs and widgets that failed to render, as readable strings."""
     return page.evaluate("""() => {

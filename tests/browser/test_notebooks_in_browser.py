@@ -12,15 +12,17 @@ from course_tools.browser import problems_on_page
 from course_tools.browser import run_all_cells
 from course_tools.browser import save_notebook
 from course_tools.browser import wait_for_kernel_idle
+from course_tools.browser import wait_for_widgets
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())
 def test_run_all_cells_without_errors_or_broken_widgets(page, lab, artifacts, folder, lesson):
     base_url, token = lab
     open_notebook(page, base_url, token, f"{folder}/{lesson.filename}")
+    wait_for_widgets(page)
     assert problems_on_page(page) == [], "the saved notebook does not render cleanly"
     run_all_cells(page)
-    page.wait_for_timeout(1000)  # let widget views finish rendering
+    wait_for_widgets(page)
     problems = problems_on_page(page)
     page.screenshot(path=str(artifacts / f"{folder}-{lesson.slug}.png"), full_page=True)
     assert problems == []
