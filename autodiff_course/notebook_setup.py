@@ -123,8 +123,7 @@ def installed_versions() -> dict[str, str | None]:
 
 # The package that carries the course's explorers to the browser (lessons 01, 03, 05).
 WIDGET_PACKAGE_MISSING = (
-    "anywidget is not installed, so the explorers of lessons 01, 03 and 05 cannot be "
-    "drawn"
+    "anywidget is not installed, so the explorers of lessons 01, 03 and 05 cannot be drawn"
 )
 
 
