@@ -6,6 +6,7 @@
 #   ./course.sh build    regenerate lessons/ (and all outputs) from solutions/
 #   ./course.sh guide    regenerate the instructor guide, instructors/guide.md
 #   ./course.sh figures  regenerate the static figures in figures/
+#   ./course.sh site     build the course's web site into _site/ (outputs as saved)
 #   ./course.sh bench    run the benchmark and print its table (--save: keep it)
 #   ./course.sh progress [PATH...] [--csv FILE] [--timeout SECONDS] [--jobs N]
 #                        re-run learners' notebooks and tabulate every exercise's
@@ -137,6 +138,8 @@ case "$command" in
     set_up requirements.txt
     # No news pop-up (Binder does the same).
     "$VENV/bin/python" -m course_tools.quiet_jupyterlab "$VENV/bin/jupyter"
+    # Saved notebooks keep their widgets' state, so they reopen as they were left.
+    "$VENV/bin/python" -m course_tools.widget_state
     if [ "$(id -u)" = 0 ]; then set -- --allow-root "$@"; fi
     exec "$VENV/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$PWD" \
       --LabApp.default_url=/lab/tree/lessons/00-welcome.ipynb "$@"
@@ -159,6 +162,10 @@ case "$command" in
   figures)
     set_up requirements-test.txt
     exec "$VENV/bin/python" -m course_tools.make_figures "$@"
+    ;;
+  site)
+    set_up requirements-test.txt
+    exec "$VENV/bin/python" -m course_tools.site "$@"
     ;;
   bench)
     set_up requirements-test.txt

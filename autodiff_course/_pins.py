@@ -5,6 +5,7 @@ change requirements.txt and run `./course.sh build`. A test fails when this is s
 """
 
 PINS = {
+    "anywidget": "0.11.0",
     "cycler": "0.12.1",
     "ipykernel": "7.4.0",
     "ipywidgets": "8.1.9",

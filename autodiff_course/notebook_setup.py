@@ -117,7 +117,14 @@ def installed_versions() -> dict[str, str | None]:
         "matplotlib": _installed_version("matplotlib"),
         "ipywidgets": _installed_version("ipywidgets"),
         "jupyterlab_widgets": _installed_version("jupyterlab_widgets"),
+        "anywidget": _installed_version("anywidget"),
     }
+
+
+# The package that carries the course's explorers to the browser (lessons 01, 03, 05).
+WIDGET_PACKAGE_MISSING = (
+    "anywidget is not installed, so the explorers of lessons 01, 03 and 05 cannot be drawn"
+)
 
 
 def _as_tuple(version: str) -> tuple[int, ...]:
@@ -195,9 +202,11 @@ def diagnose(
     if not widgets_front_end:
         report.problems.append(
             "The widgets front end (the jupyterlab_widgets package) is not installed, "
-            "so sliders and plots will show as plain text: run "
+            "so the widgets will show as still pictures and plain text: run "
             f"`{FIX_COMMAND}` and restart JupyterLab."
         )
+    if versions.get("anywidget") is None:
+        report.problems.append(f"{WIDGET_PACKAGE_MISSING}: run `{FIX_COMMAND}`.")
     return report
 
 
@@ -214,8 +223,9 @@ def _check_python(report: EnvironmentReport, python: tuple[int, int], fix: str) 
 def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) -> EnvironmentReport:
     """Colab: its own packages are used as they are; only what cannot work is a problem.
 
-    Colab's front end draws ipywidgets' built-in widgets (the only kind the course
-    uses) with its own widget manager, whatever ipywidgets version is installed.
+    Colab's front end draws the course's widgets with its own widget manager, whatever
+    ipywidgets version is installed; they need the anywidget package, which Colab's
+    runtime ships (0.9 since July 2025).
     """
     report = EnvironmentReport(
         python=python, versions=dict(versions), widgets_front_end=True, colab=True
@@ -226,6 +236,11 @@ def _diagnose_colab(python: tuple[int, int], versions: dict[str, str | None]) ->
         "Colab's Python cannot be changed from a notebook, so "
         "run the course on Binder instead (see the README)",
     )
+    if versions.get("anywidget") is None:
+        report.problems.append(
+            f"{WIDGET_PACKAGE_MISSING}: run `%pip install anywidget` in a new cell, "
+            f"{COLAB_RESTART}."
+        )
     differ = []
     for name, pinned in PINNED.items():
         version, label = versions.get(name), LABELS[name]
@@ -448,14 +463,14 @@ WIDGETS_STAND_IN_TEXT = (
     "Widgets front end: not confirmed. You are reading the plain-text stand-in of a "
     "widget. If this cell has not run yet, run it. If you still read this sentence "
     "after running it, instead of a green box, this page cannot draw widgets, so "
-    "sliders and live plots will not appear. Fix: run "
+    "the widgets' controls and live plots will not appear. Fix: run "
     f"`{FIX_COMMAND}` in the environment that runs JupyterLab, restart JupyterLab, "
     "and reload this page."
 )
 WIDGETS_WORKING_HTML = (
     "<div class='widgets-front-end-ok' style='padding:4px 8px;border-left:4px solid "
-    "#009E73'><b>Widgets front end: working.</b> Sliders and live plots in this "
-    "course will appear like this box.</div>"
+    "#009E73'><b>Widgets front end: working.</b> The widgets' controls and live plots "
+    "in this course will appear like this box.</div>"
 )
 # The widget-view mimetype and the version of its message format, which ipywidgets
 # 7 and 8 share.

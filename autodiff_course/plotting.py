@@ -96,10 +96,9 @@ def use_course_style() -> None:
 def encode_png(rgba) -> bytes:
     """PNG bytes of an RGBA image array (height, width, 4), stored as 8-bit RGB.
 
-    Written directly: no row filter and zlib level 1, which takes about half the
-    time of matplotlib's ``savefig`` through Pillow (``course_tools.benchmark_explorer``
-    measures both), and no text chunk or timestamp, so the same pixels always give
-    the same bytes.
+    Written directly: no row filter and zlib level 1, which took about half the
+    time of matplotlib's ``savefig`` through Pillow when measured, and no text chunk
+    or timestamp, so the same pixels always give the same bytes.
     """
     import struct
     import zlib

@@ -48,7 +48,9 @@ def jupyter_server_pid() -> int | None:
 # its ipywidgets tree in .widget) and drive every control of it through ipywidgets'
 # public API: each combination of the choice controls (dtype, quantity, layer, ...),
 # and under each one every number control swept from its minimum to its maximum and
-# every checkbox toggled. Prints how many widgets and changes it drove.
+# every checkbox toggled; a front-end widget (which computed its tables when its cell
+# ran) is set through every view its controls offer. Prints how many widgets and
+# changes it drove.
 DRIVE_WIDGETS = """
 import itertools as _itertools
 import ipywidgets as _widgets
@@ -90,10 +92,27 @@ def _sweep(kind, control, steps=5):
     return len(values)
 
 
+def _front_end_views(shown):
+    # A front-end widget's views, set as its browser would set them (its Python API).
+    if hasattr(shown, "set_x"):  # the chain-rule explorer: every tabulated x
+        return [lambda x=x: shown.set_x(x) for x in shown.widget.points]
+    if hasattr(shown, "show"):  # the Jacobian heatmap: every layer and batch size
+        return [lambda l=l, b=b: shown.show(layer=l, batch=b)
+                for l in shown.widget.layers for b in shown.widget.batches]
+    if hasattr(shown, "set_state"):  # the log1pexp explorer: every dtype and quantity
+        config = shown.widget.config
+        return [lambda d=d, q=q: shown.set_state(dtype=d, quantity=q)
+                for d in config["dtypes"] for q in config["quantities"]]
+    return []
+
+
 _course_widgets = {id(v): v for v in list(Out.values())
                    if isinstance(getattr(v, "widget", None), _widgets.Widget)}
 _changes = 0
 for _shown in _course_widgets.values():
+    for _view in _front_end_views(_shown):
+        _view()
+        _changes += 1
     _found = _controls(_shown.widget)
     _choices = [c for kind, c in _found if kind == "choice"]
     _others = [(kind, c) for kind, c in _found if kind != "choice"]

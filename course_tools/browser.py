@@ -218,6 +218,19 @@ def run_all_cells(page, timeout: float = 180) -> None:
     )
 
 
+def save_notebook(page) -> None:
+    """Save the open notebook (File > Save Notebook) and wait until it is saved."""
+    activate_notebook(page)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_function(
+        "() => document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty') === null"
+        " && document.querySelector('.lm-TabBar-tab.jp-mod-current') !== null",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(500)
+
+
 def activate_notebook(page) -> None:
     """Give the open notebook focus (command mode), as a click in its margin would."""
     page.locator(f"{NOTEBOOK} .jp-Cell .jp-InputPrompt").first.click()
@@ -233,6 +246,17 @@ def execution_counts(page) -> list[str]:
     return page.evaluate("""() => [...document.querySelectorAll(
         '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')]
         .map(p => p.textContent.replace(/[\\[\\]:\\s]/g, ''))""")
+
+
+def wait_for_widgets(page, timeout: float = 60) -> None:
+    """Wait until no widget view of the open notebook still says it is loading (a
+    busy machine can take seconds to draw one)."""
+    page.wait_for_function(
+        """() => !document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)')
+                     .innerText.includes('Loading widget...')""",
+        timeout=timeout * 1000,
+    )
+    page.wait_for_timeout(500)
 
 
 def problems_on_page(page) -> list[str]:
@@ -258,9 +282,11 @@ def problems_on_page(page) -> list[str]:
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def open_slides(page, base_url: str, token: str, path: str) -> None:
-    """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), first slide shown."""
-    page.goto(f"{base_url}/rise/{path}?token={token}")
+def open_slides(page, base_url: str, token: str, path: str, cell: int | None = None) -> None:
+    """Open ``path`` as a slideshow (jupyterlab-rise's /rise/ page), on the first slide
+    or, given ``cell`` (an index), on the slide that shows that cell."""
+    at = "" if cell is None else f"&activeCellIndex={cell}"
+    page.goto(f"{base_url}/rise/{path}?token={token}{at}")
     page.wait_for_selector(".reveal .slides section", state="attached", timeout=90_000)
     page.wait_for_function(
         "() => document.querySelector('.reveal .slides h1') !== null", timeout=60_000
@@ -341,3 +367,47 @@ def empty_outputs(page) -> list[str]:
         }
         return found;
     }""")
+
+
+# --- the course's web site, served from a folder -------------------------------------
+
+
+@contextmanager
+def static_server(root: Path):
+    """Yield the base URL of a loopback HTTP server for the files under ``root`` (the
+    built site), with a request log kept quiet."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler
+    from http.server import ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def confine(context, base_url: str) -> list[str]:
+    """Block every request of a Playwright browser context that leaves ``base_url``;
+    return the (growing) list of the URLs blocked."""
+    blocked: list[str] = []
+
+    def route(request_route) -> None:
+        url = request_route.request.url
+        if url.startswith(base_url + "/") or url == base_url or url.startswith("data:"):
+            request_route.continue_()
+        else:
+            blocked.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    return blocked

@@ -91,26 +91,29 @@ def test_alt_text_states_what_the_heatmaps_show():
 
 def test_changing_the_controls_updates_image_readout_and_text():
     heatmap = JacobianHeatmap()
-    before = (heatmap.image.value, heatmap.readout.value, heatmap._repr_mimebundle_()["text/plain"])
-    heatmap.layer.value = "centred"
+    before = heatmap._repr_mimebundle_()
+    heatmap.show(layer="centred")
     assert heatmap.structure.layer == "centred"
-    heatmap.batch.value = 5
+    heatmap.show(batch=5)
     assert heatmap.structure.batch == 5 and heatmap.structure.full.shape == (5, 2, 5, 3)
-    after = (heatmap.image.value, heatmap.readout.value, heatmap._repr_mimebundle_()["text/plain"])
-    assert all(a != b for a, b in zip(before, after))
-    assert "data-layer='centred'" in heatmap.readout.value
-    assert "<img src='data:image/png;base64," in heatmap.image.value
-    assert "alt='Two heatmaps of dy/dx for the centred layer, batch 5" in heatmap.image.value
+    after = heatmap._repr_mimebundle_()
+    assert before["text/plain"] != after["text/plain"] and before["text/html"] != after["text/html"]
+    view = heatmap.widget.views["centred/5"]
+    assert "data-layer='centred'" in view["readout"]
+    assert view["alt"].startswith("Two heatmaps of dy/dx for the centred layer, batch 5")
+    assert "<img src='data:image/png;base64," in after["text/html"]
 
 
 def test_every_control_value_renders_without_an_exception():
     heatmap = JacobianHeatmap(batch=100)
-    assert heatmap.layer.value == "independent" and heatmap.batch.value == BATCH_MAX
-    assert (heatmap.batch.min, heatmap.batch.max) == (BATCH_MIN, BATCH_MAX)
+    assert heatmap.widget.layer == "independent" and heatmap.widget.batch == BATCH_MAX
+    assert heatmap.widget.batches == list(range(BATCH_MIN, BATCH_MAX + 1))
+    assert set(heatmap.widget.views) == {
+        f"{layer}/{b}" for layer in LAYERS for b in heatmap.widget.batches
+    }
     for layer in LAYERS:
-        heatmap.layer.value = layer
         for batch in range(BATCH_MIN, BATCH_MAX + 1):
-            heatmap.batch.value = batch
+            heatmap.show(layer, batch)
             assert np.all(np.isfinite(heatmap.structure.full)), (layer, batch)
             assert heatmap.structure.difference_from_column_sums < 1e-4, (layer, batch)
 
@@ -131,7 +134,7 @@ def test_display_bundle_has_the_widget_a_still_picture_and_plain_text(display_bu
     bundle = display_bundle(heatmap)
     assert "layer = centred" in bundle["text/plain"]
     assert "Jacobian heatmap, still picture (layer centred, batch 3)" in bundle["text/html"]
-    assert heatmap.image.value in bundle["text/html"]
+    assert heatmap.widget.views["centred/3"]["readout"] in bundle["text/html"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,6 @@ from autodiff_course.widgets.log1pexp import DEFAULT_X_RANGE
 from autodiff_course.widgets.log1pexp import METHODS
 from autodiff_course.widgets.log1pexp import X_BOUNDS
 from autodiff_course.widgets.log1pexp import ExplorerState
-from autodiff_course.widgets.log1pexp.wording import describe_mask
 from autodiff_course.widgets.log1pexp.wording import format_number
 
 OPENING = ExplorerState(
@@ -23,7 +22,6 @@ OPENING = ExplorerState(
     methods=METHODS,
     quantity="gradient",
     readout_x=88.5,
-    num_points=400,
 )
 
 
@@ -46,15 +44,13 @@ def test_the_default_state_is_the_float32_opening_view():
         ),
         ({"x_range": (100, -20)}, {"x_range": (-20.0, 100.0)}),
         ({"x_range": (-1e9, np.inf)}, {"x_range": X_BOUNDS["float32"]}),
-        ({"x_range": [5, 5]}, {"x_range": (5.0, 5.0)}),
+        ({"x_range": [5, 5]}, {"x_range": (4.5, 5.5)}),  # widened to 10 steps
+        ({"x_range": [120, 120]}, {"x_range": (119.0, 120.0)}),  # inside the bounds
         ({"readout_x": 1e9}, {"readout_x": 120.0}),
         ({"readout_x": -np.inf}, {"readout_x": -120.0}),
         ({"methods": "stable"}, {"methods": ("stable",)}),
         ({"methods": ["stable", "naive", "naive"]}, {"methods": ("naive", "stable")}),
         ({"methods": ()}, {"methods": ()}),
-        ({"num_points": 1}, {"num_points": 2}),
-        ({"num_points": 10**6}, {"num_points": 4000}),
-        ({"num_points": 50.0}, {"num_points": 50}),
         (
             {"dtype": "float16", "x_range": (-100, 100), "readout_x": 20},
             {"dtype": "float16", "x_range": (-16.0, 16.0), "readout_x": 16.0},
@@ -85,8 +81,6 @@ def test_a_state_is_checked_and_clamped_when_built(given, stored):
         ({"x_range": (1, "far")}, "each end of x_range must be a number, not 'far'."),
         ({"x_range": (np.nan, 1)}, "each end of x_range must be a number, not nan."),
         ({"readout_x": "here"}, "readout_x must be a number, not 'here'."),
-        ({"num_points": 2.5}, "num_points must be a whole number, not 2.5."),
-        ({"num_points": True}, "num_points must be a whole number"),
     ],
 )
 def test_a_bad_state_says_what_was_expected(given, message):
@@ -172,21 +166,19 @@ def test_an_unknown_number_style_is_refused():
         format_number(1.0, "roman")
 
 
-X = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+def test_a_range_too_narrow_to_plot_is_widened_with_a_message():
+    state = OPENING.changed(x_range=(88.5, 88.5))
+    assert state.x_range == (88.0, 89.0)
+    assert state.message == "The x range 88.5 to 88.5 is too narrow to plot; widened to 88 to 89."
+    assert OPENING.changed(x_range=(0, 1)).message == ""
+    assert ExplorerState(dtype="float16", x_range=(1, 1)).x_range == (0.95, 1.05)
 
 
-@pytest.mark.parametrize(
-    "mask, counted, text",
-    [
-        ([0, 0, 0, 0, 0], True, ""),
-        ([1, 1, 1, 1, 1], True, "nan everywhere"),
-        ([0, 0, 1, 0, 0], True, "nan at x = 2.00"),
-        ([0, 0, 0, 1, 1], True, "nan from x = 3.00 (2 points)"),
-        ([1, 1, 0, 0, 0], True, "nan up to x = 1.00 (2 points)"),
-        ([0, 1, 1, 1, 0], True, "nan for x in [1.00, 3.00] (3 points)"),
-        ([0, 1, 1, 1, 0], False, "nan for x in [1.00, 3.00]"),
-        ([1, 0, 1, 0, 1], True, "nan at 3 points in [0.00, 4.00]"),
-    ],
-)
-def test_describe_mask_says_where(mask, counted, text):
-    assert describe_mask(np.array(mask, dtype=bool), X, "nan", counted=counted) == text
+def test_a_dtype_round_trip_restores_the_learners_range_for_each_dtype():
+    own = OPENING.changed(x_range=(80.0, 90.0), readout_x=88.0)
+    there = own.changed(dtype="float16")
+    assert there.x_range == (15.9, 16.0)  # a range of its own, clamped and widened
+    back = there.changed(x_range=(-3.0, 5.0)).changed(dtype="float32")
+    assert (back.x_range, back.readout_x) == ((80.0, 90.0), 88.0)
+    again = back.changed(dtype="float16")
+    assert again.x_range == (-3.0, 5.0)

@@ -27,7 +27,7 @@ from autodiff_course.notebook_setup import running_on_colab
 from autodiff_course.notebook_setup import runtime_line
 from course_tools import notebook_format
 
-GOOD = dict(PINNED, jupyterlab_widgets="3.0.17")
+GOOD = dict(PINNED, jupyterlab_widgets="3.0.17", anywidget="0.11.0")
 # Colab's own versions, as the simulated Colab installs them (tests/colab/).
 COLAB = {
     "tensorflow": COLAB_OLDEST_TENSORFLOW,
@@ -35,6 +35,7 @@ COLAB = {
     "matplotlib": "3.10.0",
     "ipywidgets": "7.7.1",
     "jupyterlab_widgets": None,
+    "anywidget": "0.9.21",
 }
 
 
@@ -112,6 +113,7 @@ def test_all_good():
             {"jupyterlab_widgets": None},
             "The widgets front end (the jupyterlab_widgets package) is not installed",
         ),
+        ({"anywidget": None}, "anywidget is not installed, so the explorers of lessons 01"),
     ],
 )
 def test_problems_are_named_with_their_fix(change, expected):
@@ -206,6 +208,13 @@ def test_colab_only_notes_the_versions_that_differ():
     assert line.endswith(
         "the saved outputs come from NumPy 2.4.6, so outputs may differ in the last digits."
     )
+
+
+def test_colab_without_anywidget_says_how_to_install_it():
+    report = diagnose((3, 12), dict(COLAB, anywidget=None), colab=True)
+    assert not report.ok
+    assert "anywidget is not installed" in report.summary_line()
+    assert "`%pip install anywidget` in a new cell" in report.summary_line()
 
 
 def test_colab_with_a_tensorflow_too_old_for_the_lessons_is_a_problem():

@@ -7,16 +7,20 @@ upstream gradient dy = d(loss)/d(output), their product (the chain rule), and wh
 
 Shape: :func:`chain_rule_values` computes a :class:`ChainRuleValues`;
 :func:`render_html` and :func:`render_text` show it; :class:`ChainRuleExplorer`
-is the thin widget around them.
+hands the rows of every tabulated x to its front end (``static/chain_rule.js``),
+which shows them as x changes, without a kernel.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
 from .display import WidgetDisplay
 from .display import still_html
+from .frontend import module_source
+from .frontend import style_sheet
 
 X_MIN, X_MAX, X_STEP = -6.0, 6.0, 0.25
 
@@ -102,8 +106,8 @@ def render_html(values: ChainRuleValues) -> str:
             f"font-weight:normal'>{label}</th>"
             f"<td style='padding:2px 8px;text-align:right;font-family:monospace'>"
             f"{number:.6f}</td>"
-            f"<td style='padding:2px 8px'><div style='background:#0072B2;height:10px;"
-            f"width:{width}px'></div></td>"
+            f"<td style='padding:2px 8px'><div aria-hidden='true' style='background:#0072B2;"
+            f"height:10px;width:{width}px'></div></td>"
             f"<td style='padding:2px 8px;font-family:monospace;color:#555'>{code}</td></tr>"
         )
     verdict = (
@@ -129,32 +133,69 @@ def render_text(values: ChainRuleValues) -> str:
     )
 
 
+def grid() -> list[float]:
+    """The x the explorer is tabulated at: X_MIN to X_MAX in steps of X_STEP."""
+    count = int(round((X_MAX - X_MIN) / X_STEP))
+    return [X_MIN + index * X_STEP for index in range(count + 1)]
+
+
+def nearest_on_grid(x: float) -> float:
+    """The tabulated x nearest ``x`` (clamped first)."""
+    return min(grid(), key=lambda point: abs(point - clamp_x(x)))
+
+
+@functools.cache
+def chain_rule_table() -> tuple[ChainRuleValues, ...]:
+    """:func:`chain_rule_values` at every tabulated x (computed once per kernel)."""
+    return tuple(chain_rule_values(x) for x in grid())
+
+
+@functools.cache
+def _widget_class():
+    import anywidget
+    import traitlets
+
+    class ChainRuleWidget(anywidget.AnyWidget):
+        """The front end of :class:`ChainRuleExplorer` (``static/chain_rule.js``)."""
+
+        _esm = module_source("chain_rule")
+        _css = style_sheet()
+        points = traitlets.List().tag(sync=True)
+        readouts = traitlets.List().tag(sync=True)
+        index = traitlets.Int().tag(sync=True)
+
+    return ChainRuleWidget
+
+
 class ChainRuleExplorer(WidgetDisplay):
-    """A number input for x (arrow keys step by 0.25) and a live table of the chain
-    rule's factors (lesson 01). ``x`` outside -6..6 is clamped."""
+    """A number input for x and a live table of the chain rule's factors (lesson 01).
+
+    Every row of the table is computed with the tape for each tabulated x (-6 to 6
+    in steps of 0.25) before the widget is shown; in the browser the arrow keys move
+    x by one step and a typed x goes to the nearest tabulated one, with no kernel
+    behind it. ``x`` outside -6..6 is clamped; :meth:`set_x` moves it from Python.
+    """
 
     def __init__(self, x: float = 1.0):
-        import ipywidgets as widgets
-
-        self.values = chain_rule_values(clamp_x(x))
-        self.x_input = widgets.BoundedFloatText(
-            value=self.values.x,
-            min=X_MIN,
-            max=X_MAX,
-            step=X_STEP,
-            description="x",
-            continuous_update=False,
-            layout=widgets.Layout(width="220px"),
+        table = chain_rule_table()
+        self.widget = _widget_class()(
+            points=grid(),
+            readouts=[render_html(values) for values in table],
+            index=grid().index(nearest_on_grid(x)),
         )
-        self.readout = widgets.HTML(render_html(self.values))
-        self.widget = widgets.VBox([self.x_input, self.readout])
         self.widget.add_class("chain-rule-explorer")
-        self.x_input.add_class("chain-rule-x")
-        self.x_input.observe(self._on_x, names="value")
 
-    def _on_x(self, change) -> None:
-        self.values = chain_rule_values(clamp_x(change["new"]))
-        self.readout.value = render_html(self.values)
+    @property
+    def values(self) -> ChainRuleValues:
+        """The numbers now shown."""
+        return chain_rule_table()[self.widget.index]
+
+    def set_x(self, x) -> None:
+        """Show the tabulated x nearest ``x`` (clamped to -6..6)."""
+        self.widget.index = grid().index(nearest_on_grid(x))
+
+    def readout_html(self) -> str:
+        return render_html(self.values)
 
     def text_summary(self) -> str:
         return render_text(self.values)

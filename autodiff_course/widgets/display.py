@@ -6,8 +6,10 @@ Each widget's cell output carries three views of the same state:
   JupyterLab, Colab and VS Code draw when their widget manager runs;
 * a still picture of the current view (``text/html``: the plot as an ``<img>``
   with its text alternative, and the numbers), which a front end without the
-  widget manager shows instead: JupyterLab's slide mode (jupyterlab-rise), GitHub
-  and nbviewer without widget state;
+  widget manager shows instead: GitHub, nbviewer, the course's web site with
+  JavaScript off, and JupyterLab's slide mode (jupyterlab-rise), where a script in
+  the picture (``static/slides.js``) swaps it for the live widget, drawn from the
+  state saved in the notebook, once the notebook is trusted (run and saved);
 * the view in plain text (``text/plain``), which nbval compares and a terminal
   shows.
 
@@ -19,6 +21,9 @@ ipywidgets of Colab (7.7) and of JupyterLab 4 (8.1).
 from __future__ import annotations
 
 import html
+
+from .frontend import SLIDES_SCRIPT_CLASS
+from .frontend import slides_script
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -36,12 +41,14 @@ class WidgetDisplay:
 
 
 def still_html(css_class: str, name: str, settings: str, body: str) -> str:
-    """A still picture of widget ``name``: a line saying so and how it was set, then ``body``."""
+    """A still picture of widget ``name``: a line saying so and how it was set, then
+    ``body``, then the script that makes it live in slide mode (:func:`slides_script`)."""
     return (
         f"<div class='{css_class}-still widget-still'>"
         f"<p style='margin:0 0 4px 0'><i>{html.escape(name)}, still picture "
         f"({html.escape(settings)}). Run the notebook in JupyterLab to use its "
         f"controls.</i></p>{body}</div>"
+        f"<script type='module' class='{SLIDES_SCRIPT_CLASS}'>{slides_script()}</script>"
     )
 
 

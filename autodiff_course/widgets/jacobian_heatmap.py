@@ -21,8 +21,9 @@ tiny sizes the loop is quicker than building a vectorised function on every
 update.
 
 Shape: :func:`jacobian_structure` computes a :class:`JacobianStructure`;
-:func:`render_png`, :func:`render_html`, :func:`render_text` and :func:`alt_text`
-show it; :class:`JacobianHeatmap` is the thin widget around them.
+:func:`render_png` (the still picture), :func:`render_html`, :func:`render_text`
+and :func:`alt_text` show it; :class:`JacobianHeatmap` hands every view to its
+front end (``static/jacobian_heatmap.js``), which draws them without a kernel.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ import numpy as np
 from .display import WidgetDisplay
 from .display import image_html
 from .display import still_html
+from .frontend import module_source
+from .frontend import style_sheet
 
 INS, OUTS = 3, 2
 BATCH_MIN, BATCH_MAX = 2, 6
@@ -157,6 +160,7 @@ class JacobianStructure:
         return matrix
 
 
+@functools.cache
 def jacobian_structure(layer: str = "independent", batch: int = 3) -> JacobianStructure:
     """Both Jacobians of ``layer`` for the first ``batch`` rows of INPUTS (clamped)."""
     import tensorflow as tf
@@ -275,68 +279,113 @@ def alt_text(structure: JacobianStructure) -> str:
     )
 
 
+def colours(matrix: np.ndarray, limit: float) -> list[list[str | None]]:
+    """Each entry's colour on the picture's scale (matplotlib's RdBu_r from -limit to
+    +limit) as "#rrggbb"; None where the matrix is blank (NaN)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    scale = colormaps["RdBu_r"]
+    return [
+        [None if np.isnan(v) else to_hex(scale((v + limit) / (2 * limit))) for v in row]
+        for row in matrix
+    ]
+
+
+def view_payload(structure: JacobianStructure) -> dict:
+    """What the front end draws for one view: colours, titles, text alternative, readout."""
+    limit = structure.colour_limit
+    return {
+        "layer": structure.layer,
+        "batch": structure.batch,
+        "title": f"{structure.layer}: {LAYERS[structure.layer]}",
+        "panels": [
+            {
+                "title": f"tape.jacobian {structure.full.shape}",
+                "colours": colours(structure.as_matrix(), limit),
+            },
+            {
+                "title": f"tape.batch_jacobian {structure.batch_jacobian.shape}",
+                "colours": colours(structure.batch_jacobian_matrix(), limit),
+            },
+        ],
+        "scale": [f"-{limit:.2f}", "0", f"+{limit:.2f}"],
+        "alt": alt_text(structure),
+        "readout": render_html(structure),
+    }
+
+
 @functools.cache
-def _view(layer: str, batch: int) -> tuple[JacobianStructure, str, str]:
-    """The structure, picture and readout of one of the few views (3 layers x batch
-    sizes): computed once, so that returning to a view costs nothing."""
-    structure = jacobian_structure(layer, batch)
-    return structure, image_html(render_png(structure), alt_text(structure)), render_html(structure)
+def all_views() -> dict:
+    """Every view (each layer, each batch size), computed with the tape once per kernel."""
+    return {
+        f"{layer}/{batch}": view_payload(jacobian_structure(layer, batch))
+        for layer in LAYERS
+        for batch in range(BATCH_MIN, BATCH_MAX + 1)
+    }
+
+
+@functools.cache
+def _widget_class():
+    import anywidget
+    import traitlets
+
+    class JacobianHeatmapWidget(anywidget.AnyWidget):
+        """The front end of :class:`JacobianHeatmap` (``static/jacobian_heatmap.js``)."""
+
+        _esm = module_source("jacobian_heatmap")
+        _css = style_sheet()
+        layers = traitlets.List().tag(sync=True)
+        batches = traitlets.List().tag(sync=True)
+        views = traitlets.Dict().tag(sync=True)
+        layer = traitlets.Unicode().tag(sync=True)
+        batch = traitlets.Int().tag(sync=True)
+
+    return JacobianHeatmapWidget
 
 
 class JacobianHeatmap(WidgetDisplay):
     """Choose the layer, set the batch size, compare jacobian and batch_jacobian (lesson 05).
 
     ``layer`` must be one of :data:`LAYERS` (else ``ValueError``); ``batch`` is
-    clamped to 2..6. Controls: ``layer`` (``RadioButtons``) and ``batch``
-    (``BoundedIntText``, arrow keys step by 1); outputs: ``image`` (``HTML``: the
-    PNG as an ``<img>`` with its text alternative) and ``readout`` (``HTML``).
+    clamped to 2..6. Every view is computed with the tape before the widget is shown;
+    the front end (``static/jacobian_heatmap.js``) draws it: radio buttons for the
+    layer, a number input for the batch size (arrow keys step by 1), the two heatmaps
+    on a canvas with their text alternative, and the readout. :meth:`show` changes the
+    view from Python.
     """
 
     def __init__(self, layer: str = "independent", batch: int = 3):
-        import ipywidgets as widgets
-
-        self.structure = _view(check_layer(layer), clamp_batch(batch))[0]
-        self.layer = widgets.RadioButtons(
-            options=list(LAYERS), value=self.structure.layer, description="layer"
-        )
-        self.batch = widgets.BoundedIntText(
-            value=self.structure.batch,
-            min=BATCH_MIN,
-            max=BATCH_MAX,
-            step=1,
-            description="batch",
-            continuous_update=False,
-            layout=widgets.Layout(width="180px"),
-        )
-        self.image = widgets.HTML()
-        self.readout = widgets.HTML()
-        self.widget = widgets.VBox(
-            [widgets.HBox([self.layer, self.batch]), self.image, self.readout]
+        layer, batch = check_layer(layer), clamp_batch(batch)
+        self.widget = _widget_class()(
+            layers=list(LAYERS),
+            batches=list(range(BATCH_MIN, BATCH_MAX + 1)),
+            views=all_views(),
+            layer=layer,
+            batch=batch,
         )
         self.widget.add_class("jacobian-heatmap")
-        self.layer.add_class("jacobian-heatmap-layer")
-        self.batch.add_class("jacobian-heatmap-batch")
-        self.image.add_class("jacobian-heatmap-image")
-        self.layer.observe(
-            lambda change: self._show(change["new"], self.structure.batch), names="value"
-        )
-        self.batch.observe(
-            lambda change: self._show(self.structure.layer, change["new"]), names="value"
-        )
-        self._show(self.structure.layer, self.structure.batch)
 
-    def _show(self, layer: str, batch: int) -> None:
-        self.structure, self.image.value, self.readout.value = _view(
-            check_layer(layer), clamp_batch(batch)
-        )
+    @property
+    def structure(self) -> JacobianStructure:
+        """The Jacobians now shown."""
+        return jacobian_structure(self.widget.layer, self.widget.batch)
+
+    def show(self, layer: str | None = None, batch: int | None = None) -> None:
+        """Show another view (``None``: keep that setting)."""
+        layer = check_layer(self.widget.layer if layer is None else layer)
+        batch = clamp_batch(self.widget.batch if batch is None else batch)
+        with self.widget.hold_sync():
+            self.widget.layer, self.widget.batch = layer, batch
 
     def text_summary(self) -> str:
         return render_text(self.structure)
 
     def static_html(self) -> str:
+        structure = self.structure
         return still_html(
             "jacobian-heatmap",
             "Jacobian heatmap",
-            f"layer {self.structure.layer}, batch {self.structure.batch}",
-            self.image.value + self.readout.value,
+            f"layer {structure.layer}, batch {structure.batch}",
+            image_html(render_png(structure), alt_text(structure)) + render_html(structure),
         )

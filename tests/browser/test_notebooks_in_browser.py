@@ -5,20 +5,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from notebooks import every_notebook
+from widget_pages import WIDGETS
 
 from course_tools.browser import open_notebook
 from course_tools.browser import problems_on_page
 from course_tools.browser import run_all_cells
+from course_tools.browser import save_notebook
 from course_tools.browser import wait_for_kernel_idle
+from course_tools.browser import wait_for_widgets
 
 
 @pytest.mark.parametrize("folder, lesson", every_notebook())
 def test_run_all_cells_without_errors_or_broken_widgets(page, lab, artifacts, folder, lesson):
     base_url, token = lab
     open_notebook(page, base_url, token, f"{folder}/{lesson.filename}")
+    wait_for_widgets(page)
     assert problems_on_page(page) == [], "the saved notebook does not render cleanly"
     run_all_cells(page)
-    page.wait_for_timeout(1000)  # let widget views finish rendering
+    wait_for_widgets(page)
     problems = problems_on_page(page)
     page.screenshot(path=str(artifacts / f"{folder}-{lesson.slug}.png"), full_page=True)
     assert problems == []
@@ -64,3 +68,29 @@ def test_chain_rule_explorer_follows_keyboard_and_mouse(page, lab, artifacts):
     x, text = readout(page)
     assert chain_rule_reference(float(x)) in text
     explorer.screenshot(path=str(artifacts / "chain-rule-explorer.png"))
+
+
+@pytest.mark.parametrize("widget", WIDGETS, ids=lambda widget: widget.root.strip("."))
+def test_a_saved_and_reopened_notebook_shows_its_widget_as_left_and_live(
+    page, lab, saved_copy, artifacts, widget
+):
+    """Run a lesson, change its widget with a key, save, and open the notebook again: the
+    widget is drawn from the state saved with it, showing the learner's last view, with
+    no model missing; and it still answers the keyboard (it draws from its saved tables)."""
+    base_url, token = lab
+    path = saved_copy(f"lessons/{widget.lesson}")
+    open_notebook(page, base_url, token, path)
+    run_all_cells(page)
+    page.locator(widget.root).first.scroll_into_view_if_needed()
+    left = widget.step(page, "ArrowUp")
+    save_notebook(page)
+    page.goto("about:blank")
+    open_notebook(page, base_url, token, path)
+    page.wait_for_selector(f"{widget.root} {widget.readout}", timeout=60_000)
+    page.wait_for_timeout(1000)
+    page.locator(widget.root).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / f"reopened-{widget.lesson}.png"))
+    assert problems_on_page(page) == []
+    assert widget.read(page)[widget.shown] == left
+    assert widget.step(page, "ArrowDown") != left
+    assert problems_on_page(page) == []

@@ -3,8 +3,8 @@
 What is simulated:
 
 * Colab's runtime: a virtual environment with Colab's own TensorFlow, NumPy,
-  matplotlib, ipywidgets, IPython and ipykernel (``requirements-colab.txt`` says
-  where the versions come from), and nothing of the course. It is built from
+  matplotlib, ipywidgets, IPython, ipykernel and anywidget (``requirements-colab.txt``
+  says where the versions come from), and nothing of the course. It is built from
   nothing on the first run and cached in ``.cache/colab-simulation/`` (git-ignored,
   keyed by the requirements and the Python version), so later runs start at once.
 * A fresh runtime per notebook: the helper package is uninstalled before each one
@@ -20,7 +20,7 @@ with ``AUTODIFF_COURSE_STRICT=1`` as in the main suite, lessons without. The set
 cell must report Colab, keep Colab's versions and say that outputs may differ.
 
 What is not simulated: Colab's own front end and widget manager, its Python
-(3.12 there), its preinstalled packages beyond these six, and GitHub itself.
+(3.12 there), its preinstalled packages beyond these, and GitHub itself.
 Outputs are not compared with the saved ones: they may differ in the last digits.
 """
 
@@ -127,8 +127,7 @@ def kernel_specs(tmp_path_factory, colab_python):
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
     code = (
         "import importlib.metadata as m\n"
-        "for name in ('tensorflow-cpu', 'numpy', 'matplotlib', 'ipywidgets', "
-        "'ipython', 'ipykernel'):\n"
+        f"for name in {tuple(colab_pins())!r}:\n"
         "    print(name, m.version(name))\n"
         "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
         "    print('no helper package')\n"
@@ -137,7 +136,7 @@ def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
     done = subprocess.run(
         [str(colab_python), "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )  # not the checkout, with its egg-info
-    found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[:6])
+    found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[: len(colab_pins())])
     assert found == colab_pins()
     assert done.stdout.splitlines()[-1] == "no helper package"
     assert colab_pins()["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW

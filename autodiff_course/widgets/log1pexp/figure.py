@@ -40,8 +40,8 @@ from .layout import place
 from .layout import symlog_ticks
 from .layout import tick_text
 from .state import ExplorerState
+from .tables import FLAG_KINDS
 from .text_stamps import stamp_text_class
-from .wording import FLAG_KINDS
 from .wording import TITLES
 from .wording import describe_series
 from .wording import format_number
@@ -410,7 +410,7 @@ class ExplorerFigure:
             mark.set_data(xs, np.full(xs.shape, STRIP_ROWS[method]))
             mark.set_visible(xs.size > 0)
         label.set_color(text_colour(METHODS.index(method)))
-        label.set_text(describe_series(series, typographic=True, counted=False))
+        label.set_text(describe_series(series, typographic=True))
         if not flagged.any():
             place(label, x_lo + 0.01 * span, "left")
             return

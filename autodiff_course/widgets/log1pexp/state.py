@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from dataclasses import field
 from dataclasses import replace
 
 from ...log1pexp import DTYPES
@@ -25,8 +26,8 @@ X_STEPS = {"float32": 0.1, "float64": 0.1, "float16": 0.01}
 DEFAULT_X_RANGE = {"float32": (-20.0, 100.0), "float64": (640.0, 720.0), "float16": (-12.0, 14.0)}
 DEFAULT_READOUT_X = {"float32": 88.5, "float64": 709.7, "float16": 10.5}
 DEFAULT_QUANTITY = "gradient"
-DEFAULT_POINTS = 400
-POINTS_BOUNDS = (2, 4000)
+# A range narrower than this many arrow steps is widened to it, around its middle.
+NARROWEST_STEPS = 10
 
 
 def _choices(values) -> str:
@@ -83,11 +84,15 @@ class ExplorerState:
     * ``quantity``: "value", "gradient", "second_derivative" or
       "relative_error" (of the gradient, against float64);
     * ``readout_x``: where the readout reads the numbers, clamped like the range;
-      ``None`` gives the dtype's opening readout;
-    * ``num_points``: points on the grid, clamped to 2..4000.
+      ``None`` gives the dtype's opening readout (the widget reads it at the
+      tabulated point nearest to it);
+    * ``remembered``: the (x_range, readout_x) last shown in each other dtype, so
+      that a round trip through another dtype comes back to them.
 
-    A bad dtype, method, quantity or a value that is not a number raises
-    ``ValueError`` saying what was expected.
+    A range narrower than :data:`NARROWEST_STEPS` arrow steps (a zero-width one
+    included) is widened around its middle, and ``message`` says so. A bad dtype,
+    method, quantity or a value that is not a number raises ``ValueError`` saying
+    what was expected.
     """
 
     dtype: str = "float32"
@@ -95,7 +100,8 @@ class ExplorerState:
     methods: tuple[str, ...] = METHODS
     quantity: str = DEFAULT_QUANTITY
     readout_x: float | None = None
-    num_points: int = DEFAULT_POINTS
+    remembered: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    message: str = field(default="", compare=False, hash=False)
 
     def __post_init__(self) -> None:
         dtype = _dtype(self.dtype)
@@ -114,16 +120,15 @@ class ExplorerState:
         if len(ends) != 2:
             raise ValueError(f"x_range must be two numbers (low, high), not {x_range!r}.")
         ends = sorted(_clamp(_number(end, "each end of x_range"), low, high) for end in ends)
+        ends, message = widened(ends, dtype)
         readout = DEFAULT_READOUT_X[dtype] if self.readout_x is None else self.readout_x
-        points = _number(self.num_points, "num_points")
-        if isinstance(self.num_points, bool) or not points.is_integer():
-            raise ValueError(f"num_points must be a whole number, not {self.num_points!r}.")
         fields = {
             "dtype": dtype,
-            "x_range": (ends[0], ends[1]),
+            "x_range": ends,
             "methods": tuple(method for method in METHODS if method in methods),
             "readout_x": _clamp(_number(readout, "readout_x"), low, high),
-            "num_points": int(_clamp(points, *POINTS_BOUNDS)),
+            "remembered": dict(self.remembered),
+            "message": message or self.message,
         }
         for name, value in fields.items():
             object.__setattr__(self, name, value)
@@ -136,25 +141,34 @@ class ExplorerState:
     def changed(self, **changes) -> ExplorerState:
         """A new state with ``changes`` applied; a ``None`` value leaves a field as is.
 
-        A new dtype moves the range and the readout x to its own opening values
-        when they are still at the old dtype's (a range of the learner's own is
-        kept, clamped to the new bounds).
+        A new dtype brings back the range and readout x last shown in it; on a first
+        visit, it moves them to its own opening values when they are still at the
+        old dtype's (a range of the learner's own is kept, clamped to the new
+        bounds). ``message`` says what was widened, if anything, in this change only.
         """
         changes = {key: value for key, value in changes.items() if value is not None}
-        unknown = sorted(set(changes) - set(self.__dataclass_fields__))
+        settings = [name for name in self.__dataclass_fields__ if name not in _INTERNAL]
+        unknown = sorted(set(changes) - set(settings))
         if unknown:
             raise ValueError(
                 f"the explorer has no setting {', '.join(map(repr, unknown))}; "
-                f"its settings are {_choices(self.__dataclass_fields__)}."
+                f"its settings are {_choices(settings)}."
             )
-        state = replace(self, **changes)
-        moved = {}
-        if state.dtype != self.dtype:
-            if "x_range" not in changes and self.x_range == DEFAULT_X_RANGE[self.dtype]:
-                moved["x_range"] = DEFAULT_X_RANGE[state.dtype]
-            if "readout_x" not in changes and self.readout_x == DEFAULT_READOUT_X[self.dtype]:
-                moved["readout_x"] = DEFAULT_READOUT_X[state.dtype]
-        return replace(state, **moved) if moved else state
+        dtype = _dtype(changes.pop("dtype", self.dtype))
+        remembered = dict(self.remembered)
+        if dtype != self.dtype:
+            remembered[self.dtype] = (self.x_range, self.readout_x)
+            if dtype in remembered:
+                x_range, readout_x = remembered[dtype]
+            else:
+                x_range, readout_x = self.x_range, self.readout_x
+                if x_range == DEFAULT_X_RANGE[self.dtype]:
+                    x_range = DEFAULT_X_RANGE[dtype]
+                if readout_x == DEFAULT_READOUT_X[self.dtype]:
+                    readout_x = DEFAULT_READOUT_X[dtype]
+            changes.setdefault("x_range", x_range)
+            changes.setdefault("readout_x", readout_x)
+        return replace(self, **changes, dtype=dtype, remembered=remembered, message="")
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -169,3 +183,22 @@ class ExplorerState:
     def same_curves(self, other: ExplorerState | None) -> bool:
         """True when ``other`` draws the same curves (its readout x may differ)."""
         return other is not None and replace(other, readout_x=self.readout_x) == self
+
+
+_INTERNAL = ("remembered", "message")
+
+
+def widened(ends, dtype: str) -> tuple[tuple[float, float], str]:
+    """``ends`` (sorted, within bounds), widened to :data:`NARROWEST_STEPS` arrow steps
+    around their middle when narrower, and the message that says so (or "")."""
+    low, high = ends
+    width = NARROWEST_STEPS * X_STEPS[dtype]
+    if high - low >= width - 1e-9:
+        return (low, high), ""
+    bottom, top = X_BOUNDS[dtype]
+    middle = _clamp((low + high) / 2, bottom + width / 2, top - width / 2)
+    new = (round(middle - width / 2, 6), round(middle + width / 2, 6))
+    return new, (
+        f"The x range {low:g} to {high:g} is too narrow to plot; "
+        f"widened to {new[0]:g} to {new[1]:g}."
+    )

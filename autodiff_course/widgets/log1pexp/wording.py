@@ -20,8 +20,6 @@ from .data import PlottedSeries
 from .data import ReadoutValues
 from .state import ExplorerState
 
-FLAG_KINDS = ("nan", "posinf", "neginf", "zero")
-FLAG_WORDS = {"nan": "nan", "posinf": "inf", "neginf": "-inf", "zero": "silent 0.0"}
 TITLES = {
     "value": "log(1 + eˣ)",
     "gradient": "gradient d/dx log(1 + eˣ)",
@@ -72,49 +70,17 @@ def format_number(
     return text.replace("-", "−") if typographic else text
 
 
-def describe_mask(
-    mask: np.ndarray, x: np.ndarray, word: str, *, typographic: bool = False, counted: bool = True
-) -> str:
-    """Say where ``mask`` is true, e.g. ``"nan from x = 88.80 (4 points)"``; ``""`` if nowhere."""
-    count = int(mask.sum())
-    if count == 0:
-        return ""
-    where = np.flatnonzero(mask)
-    first, last = int(where[0]), int(where[-1])
-
-    def at(index: int) -> str:
-        return format_number(x[index], "fixed", typographic=typographic)
-
-    contiguous = last - first + 1 == count
-    points = f" ({count} points)" if counted else ""
-    if count == mask.size:
-        return f"{word} everywhere"
-    if count == 1:
-        return f"{word} at x = {at(first)}"
-    if contiguous and last == mask.size - 1:
-        return f"{word} from x = {at(first)}{points}"
-    if contiguous and first == 0:
-        return f"{word} up to x = {at(last)}{points}"
-    if contiguous:
-        return f"{word} for x in [{at(first)}, {at(last)}]{points}"
-    return f"{word} at {count} points in [{at(first)}, {at(last)}]"
+def describe_series(series: PlottedSeries, *, typographic: bool = False) -> str:
+    """Where the series is nan, inf, -inf or a silent 0.0, in one sentence whose
+    numbers are the float format's thresholds (see :func:`.tables.flag_runs`)."""
+    text = "; ".join(series.phrases) if series.phrases else "no nan, no inf, no silent 0.0"
+    return text.replace("-", "−") if typographic else text
 
 
-def describe_series(
-    series: PlottedSeries, *, typographic: bool = False, counted: bool = True
-) -> str:
-    """Where the series is nan, inf, -inf or a silent 0.0, in one sentence.
+def _points(state: ExplorerState) -> int:
+    from .data import in_range
 
-    ``counted=False`` leaves out the point counts (for the label in the figure).
-    """
-    parts = [
-        describe_mask(
-            series.mask(kind), series.x, FLAG_WORDS[kind], typographic=typographic, counted=counted
-        )
-        for kind in FLAG_KINDS
-    ]
-    parts = [part for part in parts if part]
-    return "; ".join(parts) if parts else "no nan, no inf, no silent 0.0"
+    return int(in_range(state).size)
 
 
 def _quantity_phrase(state: ExplorerState) -> str:
@@ -140,7 +106,7 @@ def summary_text(
     x_lo, x_hi = (format_number(end, "fixed") for end in state.x_range)
     lines = [
         f"log1pexp explorer ({state.dtype}): {_quantity_phrase(state)}, "
-        f"x from {x_lo} to {x_hi} ({state.num_points} points).",
+        f"x from {x_lo} to {x_hi} ({_points(state)} tabulated points).",
         _limits_sentence(state.dtype),
     ]
     if not series:
@@ -170,7 +136,7 @@ def alt_text(state: ExplorerState, series: dict[str, PlottedSeries], readout: Re
     if not series:
         sentences.append("No method is shown.")
     for method, one in series.items():
-        sentences.append(f"{METHOD_LABELS[method]}: {describe_series(one, counted=False)}.")
+        sentences.append(f"{METHOD_LABELS[method]}: {describe_series(one)}.")
     finite = [one.y[one.finite] for one in series.values()]
     values = np.concatenate(finite) if finite else np.empty(0)
     if values.size:
@@ -223,12 +189,12 @@ _COLUMNS = (
 )
 
 
-def readout_html(readout: ReadoutValues, state: ExplorerState, render_count: int = 0) -> str:
+def readout_html(readout: ReadoutValues, state: ExplorerState) -> str:
     """The readout table, with machine-readable ``data-*`` attributes.
 
     The outer ``div`` carries ``data-x`` (the readout x as a ``dtype`` number),
     ``data-dtype``, ``data-quantity``, ``data-x-min``, ``data-x-max``,
-    ``data-methods`` (space separated), ``data-render-count`` and, per shown method
+    ``data-methods`` (space separated) and, per shown method
     ``m``, ``data-m-value``, ``data-m-gradient``, ``data-m-second-derivative`` and
     ``data-m-relative-error``; each table row repeats them as ``data-method``,
     ``data-value``, ... Numbers are written as NumPy prints them (``nan``, ``inf``,
@@ -242,7 +208,6 @@ def readout_html(readout: ReadoutValues, state: ExplorerState, render_count: int
         "x-min": format_number(state.x_range[0], "exact"),
         "x-max": format_number(state.x_range[1], "exact"),
         "methods": " ".join(state.methods),
-        "render-count": str(render_count),
     }
     rows = []
     for method, values in readout.methods.items():
