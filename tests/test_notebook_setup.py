@@ -12,19 +12,19 @@ from notebooks import COURSE
 
 from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
-from autodiff_course.notebook_setup import LESSONS_ON_FLUSH_TO_ZERO
-from autodiff_course.notebook_setup import LESSONS_ON_X86_KERNELS
-from autodiff_course.notebook_setup import LESSONS_WITH_FLOAT32_MATMULS
-from autodiff_course.notebook_setup import LESSONS_WITH_FLOAT_RESULTS
 from autodiff_course.notebook_setup import PINNED
 from autodiff_course.notebook_setup import WIDGET_VIEW_MIMETYPE
 from autodiff_course.notebook_setup import WIDGETS_STAND_IN_TEXT
-from autodiff_course.notebook_setup import Runtime
 from autodiff_course.notebook_setup import check_widgets_front_end
-from autodiff_course.notebook_setup import current_runtime
 from autodiff_course.notebook_setup import diagnose
 from autodiff_course.notebook_setup import running_on_colab
-from autodiff_course.notebook_setup import runtime_line
+from autodiff_course.runtime import LESSONS_ON_FLUSH_TO_ZERO
+from autodiff_course.runtime import LESSONS_ON_X86_KERNELS
+from autodiff_course.runtime import LESSONS_WITH_FLOAT32_MATMULS
+from autodiff_course.runtime import LESSONS_WITH_FLOAT_RESULTS
+from autodiff_course.runtime import Runtime
+from autodiff_course.runtime import current_runtime
+from autodiff_course.runtime import runtime_line
 from course_tools import notebook_format
 
 GOOD = dict(PINNED, jupyterlab_widgets="3.0.17", anywidget="0.11.0")
@@ -298,7 +298,7 @@ def test_no_runtime_line_on_the_reference_runtime(runtime):
     ids=["gpu", "gpu-with-tf32", "not-x86-64", "another-tensorflow"],
 )
 def test_the_runtime_line_names_each_difference_and_the_lessons_it_touches(runtime, names, lessons):
-    from autodiff_course.notebook_setup import lessons as lesson_list
+    from autodiff_course.runtime import lessons as lesson_list
 
     line = runtime_line(runtime)
     assert line.startswith(
@@ -336,7 +336,7 @@ def test_the_lessons_the_runtime_line_names_exist():
 
 
 def test_lesson_lists_read_as_english():
-    from autodiff_course.notebook_setup import lessons
+    from autodiff_course.runtime import lessons
 
     assert lessons((3,)) == "lesson 03"
     assert lessons((3, 4)) == "lessons 03 and 04"
@@ -345,15 +345,15 @@ def test_lesson_lists_read_as_english():
 
 
 def test_current_runtime_reads_the_machine_the_gpus_and_tf32(monkeypatch):
-    import autodiff_course.notebook_setup as notebook_setup
+    import autodiff_course.runtime as runtime
 
-    monkeypatch.setattr(notebook_setup.platform, "machine", lambda: "arm64")
-    monkeypatch.setattr(notebook_setup, "visible_gpus", lambda: 1)
-    monkeypatch.setattr(notebook_setup, "tf32_enabled", lambda: True)
+    monkeypatch.setattr(runtime.platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(runtime, "visible_gpus", lambda: 1)
+    monkeypatch.setattr(runtime, "tf32_enabled", lambda: True)
     assert current_runtime({"tensorflow": "2.21.0"}, colab=False) == Runtime(
         "arm64", "2.21.0", gpus=1, tf32=True
     )
-    monkeypatch.setattr(notebook_setup, "visible_gpus", lambda: 0)
+    monkeypatch.setattr(runtime, "visible_gpus", lambda: 0)
     assert current_runtime({"tensorflow": "2.21.0"}, colab=True).tf32 is False
 
 
@@ -361,8 +361,8 @@ def test_here_the_runtime_is_the_reference_one():
     """This machine's own answers (TensorFlow asked for real): x86-64, no GPU."""
     import tensorflow as tf
 
-    from autodiff_course.notebook_setup import tf32_enabled
-    from autodiff_course.notebook_setup import visible_gpus
+    from autodiff_course.runtime import tf32_enabled
+    from autodiff_course.runtime import visible_gpus
 
     assert visible_gpus() == 0 and isinstance(tf32_enabled(), bool)
     assert callable(tf.config.experimental.enable_tensor_float_32_execution)
@@ -372,8 +372,9 @@ def test_here_the_runtime_is_the_reference_one():
 def test_setup_prints_the_runtime_line_where_a_gpu_is_visible():
     done = run_python(
         "import autodiff_course.notebook_setup as setup\n"
-        "setup.visible_gpus = lambda: 1\n"
-        "setup.tf32_enabled = lambda: True\n"
+        "import autodiff_course.runtime as runtime\n"
+        "runtime.visible_gpus = lambda: 1\n"
+        "runtime.tf32_enabled = lambda: True\n"
         "setup.setup_notebook()\n"
     )
     assert done.returncode == 0, done.stderr
