@@ -9,8 +9,17 @@ trusted. Every exercise then gets one verdict:
     correct · not yet (with the check's mistake code) · not attempted ·
     error (a cell raised, or the kernel died, before the check ran) ·
     timeout (the notebook was stopped at the time limit before the check ran) ·
+    stopped: memory limit · stopped: process limit · stopped: CPU time limit ·
+    stopped: file size limit (the kernel reached one of its limits before the check ran) ·
+    stopped: sandbox (it tried what the sandbox forbids: a file outside its folder, the
+    network) · tampered (the notebook wrote a verdict to the report itself) ·
     no verdict (the check was not called) ·
     missing (no notebook for that lesson, or no such exercise in it)
+
+Each kernel runs contained (:mod:`course_tools.sandbox`): in a sandbox where the
+platform has one, and within limits of memory, processes, CPU time and file size
+everywhere. The report is read after every cell, so a verdict counts only if it was
+written while a cell that calls that exercise's check ran.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -37,9 +47,12 @@ from autodiff_course.checking.verdicts import Status
 from .config import Lesson
 from .lessons import CourseExercises
 from .lessons import Exercise
+from .lessons import check_alias
 from .lessons import find_exercises
 from .lessons import source
 from .notebook_format import read
+from .sandbox import Limits
+from .sandbox import SandboxedKernelManager
 
 KERNEL_NAME = "python3"
 # A lesson's kernel peaks below 0.7 GB (./course.sh bench measures it): allow 1 GB each,
@@ -53,6 +66,12 @@ ERROR = "error"
 TIMEOUT = "timeout"
 NO_VERDICT = "no verdict"
 MISSING = "missing"
+MEMORY_LIMIT = "stopped: memory limit"
+PROCESS_LIMIT = "stopped: process limit"
+CPU_LIMIT = "stopped: CPU time limit"
+FILE_SIZE_LIMIT = "stopped: file size limit"
+SANDBOX = "stopped: sandbox"
+TAMPERED = "tampered"
 
 STATUS_TO_VERDICT = {
     Status.CORRECT.value: CORRECT,
@@ -61,6 +80,12 @@ STATUS_TO_VERDICT = {
 }
 # How IPython names a cell in a SyntaxError: "(3938975783.py, line 18)".
 KERNEL_FILE = re.compile(r"\(\d+\.py, line (\d+)\)")
+# What a kernel's own errors look like when it ran into a limit or the sandbox's walls.
+ERRNO = re.compile(r"^\[Errno (-?\d+)\]")
+LIMIT_ERRNOS = {11: PROCESS_LIMIT, 27: FILE_SIZE_LIMIT}  # EAGAIN from fork, EFBIG
+# EPERM, EACCES, EROFS; ENETUNREACH, ECONNREFUSED (nothing listens in its own network);
+# name resolution without a network.
+SANDBOX_ERRNOS = {1, 13, 30, 101, 111, -2, -3, -5}
 
 
 @dataclass
@@ -86,14 +111,22 @@ def shown(path: Path) -> str:
 
 @dataclass
 class Run:
-    """What happened when one notebook ran."""
+    """What happened when one notebook ran. ``entries`` holds every verdict the report
+    received, with the index of the code cell that was running when it was written."""
 
     nb: object = None
-    records: list[dict] = field(default_factory=list)
     stopped_cell: int | None = None  # the cell running when it was stopped
     stopped_reason: str | None = None  # TIMEOUT, or ERROR when the kernel died
     failure: str | None = None  # it could not be run at all
     seconds: float = 0.0
+    entries: list[tuple[int | None, dict]] = field(default_factory=list)  # (cell, record)
+    exit_status: int | None = None  # the kernel's, when it died (negative: a signal)
+    log_tail: str = ""  # the end of what the kernel printed to its standard error
+    sandboxed: bool = False
+
+    @property
+    def records(self) -> list[dict]:
+        return [record for _, record in self.entries]
 
 
 class _OutOfTime(Exception):
@@ -129,21 +162,55 @@ def kernel_environment(report: Path, repeat: int = 1) -> dict[str, str]:
     return environment
 
 
-def read_report(report: Path) -> list[dict]:
-    records = []
-    if report.exists():
-        for line in report.read_text(encoding="utf-8", errors="replace").splitlines():
+class ReportWatch:
+    """The report file, read between cells: each verdict is kept with the cell that was
+    running when it was written, and nothing the notebook does to the file later (a
+    rewrite, a deletion) loses what was already read."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.seen = b""
+        self.entries: list[tuple[int | None, dict]] = []
+
+    def collect(self, cell_index: int | None) -> None:
+        """Take what appeared since the last look, as written while ``cell_index`` ran."""
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            data = b""
+        fresh = data[len(self.seen) :] if data.startswith(self.seen) else data
+        complete = fresh[: fresh.rfind(b"\n") + 1]  # a line still being written waits
+        self.seen = data[: len(data) - len(fresh) + len(complete)]
+        for line in complete.decode("utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
             if isinstance(record, dict) and "exercise" in record:
-                records.append(record)
-    return records
+                self.entries.append((cell_index, record))
 
 
-async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: int = 1) -> Run:
-    """Run a copy of ``original`` in ``workdir`` with a fresh kernel; never raises."""
+def kernel_manager(limits: Limits, sandbox: bool) -> SandboxedKernelManager:
+    return SandboxedKernelManager(
+        kernel_name=KERNEL_NAME,
+        use_sandbox=sandbox,
+        memory_limit=limits.memory,
+        process_limit=limits.processes,
+        cpu_limit=limits.cpu_seconds,
+        file_size_limit=limits.file_size,
+    )
+
+
+async def run_notebook(
+    original: Path,
+    workdir: Path,
+    timeout: float,
+    repeat: int = 1,
+    limits: Limits | None = None,
+    sandbox: bool = True,
+) -> Run:
+    """Run a copy of ``original`` in ``workdir`` with a fresh, contained kernel (in the
+    sandbox where there is one and ``sandbox`` allows it); never raises."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
     from nbclient.exceptions import DeadKernelError
@@ -151,17 +218,23 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
     workdir.mkdir(parents=True)
     copy = workdir / original.name
     shutil.copyfile(original, copy)
-    report = workdir / "verdicts.jsonl"
+    report = ReportWatch(workdir / "verdicts.jsonl")
     run = Run()
     started = time.monotonic()
     deadline = started + timeout
-    current = {"cell": None}
+    current: dict[str, int | None] = {"cell": None, "code": None}
+    manager = kernel_manager(limits or Limits.for_timeout(timeout), sandbox)
+    run.sandboxed = manager.sandboxed
+    log_path = workdir.parent / f"{workdir.name}.kernel.log"  # outside the kernel's reach
 
     def remaining(cell) -> int:
         return max(1, math.ceil(deadline - time.monotonic()))
 
     def on_cell_start(cell, cell_index):
+        report.collect(current["code"])
         current["cell"] = cell_index
+        if cell.get("cell_type") == "code":
+            current["code"] = cell_index
         if time.monotonic() >= deadline:
             raise _OutOfTime()
 
@@ -170,17 +243,18 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
         run.nb = nb
         client = NotebookClient(
             nb,
+            km=manager,
             timeout_func=remaining,
             startup_timeout=max(30, int(timeout)),
             resources={"metadata": {"path": str(workdir)}},
             on_cell_start=on_cell_start,
             **CLIENT_SETTINGS,
         )
-        with open(workdir / "kernel.log", "wb") as log:
+        with open(log_path, "wb") as log:
             # The kernel's own chatter goes to a log file, not to the report.
             await asyncio.wait_for(
                 client.async_execute(
-                    env=kernel_environment(report, repeat), stdout=log, stderr=log
+                    env=kernel_environment(report.path, repeat), stdout=log, stderr=log
                 ),
                 timeout + 60,
             )
@@ -191,9 +265,28 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
     except Exception as error:  # noqa: BLE001 (reported as one line, never a traceback)
         text = str(error).strip().splitlines()
         run.failure = f"{type(error).__name__}: {text[0] if text else ''}".strip()
+    finally:
+        run.exit_status = manager.exit_status()
+        await stop_kernel(manager)
+    report.collect(current["code"])
     run.seconds = time.monotonic() - started
-    run.records = read_report(report)
+    run.entries = report.entries
+    try:
+        run.log_tail = log_path.read_bytes()[-4000:].decode("utf-8", errors="replace")
+    except OSError:
+        pass
     return run
+
+
+async def stop_kernel(manager: SandboxedKernelManager) -> None:
+    """Stop the kernel and everything it started, and remove its temporary folders."""
+    try:
+        if manager.has_kernel:
+            await manager.shutdown_kernel(now=True)
+    except Exception:  # noqa: BLE001 (already gone: nothing more to stop)
+        pass
+    finally:
+        await manager.cleanup_resources()
 
 
 # ------------------------------------------------------------------------- verdicts
@@ -224,32 +317,109 @@ def cell_label(nb, index: int) -> str:
     return f"code cell {code_cell_number(nb, index)}" + (f" (`{first}`)" if first else "")
 
 
-def raised_cells(nb) -> list[tuple[int, str]]:
-    """(cell index, "Type: first line of the message") for every cell that raised."""
+@dataclass(frozen=True)
+class Raised:
+    """A cell's error: its index, "Type: first line of the message", and its verdict
+    (ERROR, or what contained the notebook)."""
+
+    index: int
+    message: str
+    verdict: str
+
+
+def containment_verdict(ename: str, evalue: str, sandboxed: bool) -> str:
+    """What an error means: a limit or the sandbox stopped the code, or plainly ERROR."""
+    if ename == "MemoryError" or ename.endswith("ResourceExhaustedError"):
+        return MEMORY_LIMIT
+    if "can't start new thread" in evalue:
+        return PROCESS_LIMIT
+    match = ERRNO.match(evalue.strip())
+    if match:
+        number = int(match.group(1))
+        if number in LIMIT_ERRNOS:
+            return LIMIT_ERRNOS[number]
+        if sandboxed and number in SANDBOX_ERRNOS:
+            return SANDBOX
+    return ERROR
+
+
+def raised_cells(nb, sandboxed: bool = False) -> list[Raised]:
+    """Every cell that raised, with the first line of its error."""
     found = []
     for index, cell in enumerate(nb.cells):
         if cell.get("cell_type") != "code":
             continue
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":
-                lines = str(output.get("evalue", "")).strip().splitlines()
+                ename, evalue = str(output.get("ename", "Error")), str(output.get("evalue", ""))
+                lines = evalue.strip().splitlines()
                 first = KERNEL_FILE.sub(r"(line \1 of the cell)", lines[0] if lines else "")
-                message = f"{output.get('ename', 'Error')}: {first}"
-                found.append((index, one_line(message.rstrip(": "), 200)))
+                message = one_line(f"{ename}: {first}".rstrip(": "), 200)
+                found.append(Raised(index, message, containment_verdict(ename, evalue, sandboxed)))
                 break
     return found
+
+
+def death_verdict(run: Run) -> tuple[str, str]:
+    """(verdict, why) for a kernel that died: a limit that killed it, or ERROR."""
+    status = run.exit_status
+    # A signal: negative from the kernel itself, 128 + signal from the sandbox around it.
+    number = -status if status is not None and status < 0 else (status or 0) - 128
+    if number == signal.SIGXCPU:
+        return CPU_LIMIT, "the kernel used up its CPU time"
+    if "bad_alloc" in run.log_tail or "Cannot allocate memory" in run.log_tail:
+        return MEMORY_LIMIT, "the kernel ran out of memory"
+    if number == signal.SIGKILL:
+        return ERROR, "the kernel was killed (by the system, perhaps for want of memory)"
+    return ERROR, "the kernel died"
+
+
+def genuine_records(nb, run: Run, exercises) -> tuple[dict[str, dict], dict[str, int | None]]:
+    """The last genuine verdict per exercise, and the cell of each forged one.
+
+    A verdict is genuine when it was written while a code cell that calls that
+    exercise's check ran; any other (written by the notebook's own code into the
+    report, from any other cell) is forged.
+    """
+    _, alias = check_alias(nb)
+    checks = {exercise.number: exercise.check for exercise in exercises}
+    latest: dict[str, dict] = {}
+    forged: dict[str, int | None] = {}
+    for index, record in run.entries:
+        number = str(record.get("exercise"))
+        if number not in checks:
+            continue
+        code = source(nb.cells[index]) if index is not None and index < len(nb.cells) else ""
+        calls = checks[number] and re.search(
+            rf"\b{re.escape(alias)}\.{re.escape(checks[number])}\s*\(", code
+        )
+        if calls:
+            latest[number] = record  # the last check of each counts
+        else:
+            forged.setdefault(number, index)
+    return latest, forged
 
 
 def verdicts_for(submission: Submission, run: Run, exercises) -> list[Verdict]:
     """One verdict per current exercise of the lesson, from what the run reported."""
     nb = run.nb
-    latest: dict[str, dict] = {}
-    for record in run.records:
-        latest[str(record.get("exercise"))] = record  # the last check of each counts
+    latest, forged = genuine_records(nb, run, exercises)
     where = {found.number: found for found in find_exercises(nb)}
-    errors = raised_cells(nb)
+    errors = raised_cells(nb, run.sandboxed)
     results = []
     for exercise in exercises:
+        if exercise.number in forged:
+            index = forged[exercise.number]
+            writer = cell_label(nb, index) if index is not None else "the notebook"
+            results.append(
+                Verdict(
+                    exercise,
+                    TAMPERED,
+                    detail=f"{writer} wrote a verdict for this exercise into the report "
+                    f"itself; its check did not",
+                )
+            )
+            continue
         record = latest.get(exercise.number)
         if record is not None:
             verdict = STATUS_TO_VERDICT.get(record.get("status"), WRONG)
@@ -287,19 +457,23 @@ def verdicts_for(submission: Submission, run: Run, exercises) -> list[Verdict]:
                     )
                 )
             else:
-                results.append(Verdict(exercise, ERROR, detail=f"the kernel died {place}"))
+                verdict, why = death_verdict(run)
+                results.append(Verdict(exercise, verdict, detail=f"{why} {place}"))
             continue
         # The first cell that raised: the learner's own code of this exercise, else
         # anything above it (the setup cell, an earlier exercise), else the check
         # call itself.
-        inside = [(i, m) for i, m in errors if found.heading_cell <= i < last]
-        before = [(i, m) for i, m in errors if i < found.heading_cell]
-        itself = [(i, m) for i, m in errors if i == last and check_cell is not None]
+        inside = [e for e in errors if found.heading_cell <= e.index < last]
+        before = [e for e in errors if e.index < found.heading_cell]
+        itself = [e for e in errors if e.index == last and check_cell is not None]
         culprit = (inside or before or itself or [None])[0]
         if culprit is not None:
-            index, message = culprit
             results.append(
-                Verdict(exercise, ERROR, detail=(f"{cell_label(nb, index)} raised {message}"))
+                Verdict(
+                    exercise,
+                    culprit.verdict,
+                    detail=f"{cell_label(nb, culprit.index)} raised {culprit.message}",
+                )
             )
         elif check_cell is None:
             results.append(
@@ -371,8 +545,15 @@ def default_jobs() -> int:
 
 
 async def grade_all(
-    submissions: list[Submission], course: CourseExercises, timeout: float, jobs: int, say
+    submissions: list[Submission],
+    course: CourseExercises,
+    timeout: float,
+    jobs: int,
+    say,
+    limits: Limits | None = None,
+    sandbox: bool = True,
 ) -> tuple[list[Graded], list[str]]:
+    """Grade every submission, ``jobs`` at a time, each in a contained kernel."""
     graded: list[Graded] = []
     failures: list[str] = []
     gate = asyncio.Semaphore(jobs)
@@ -381,7 +562,13 @@ async def grade_all(
 
         async def grade(number: int, submission: Submission):
             async with gate:
-                run = await run_notebook(submission.path, Path(scratch) / f"{number:04d}", timeout)
+                run = await run_notebook(
+                    submission.path,
+                    Path(scratch) / f"{number:04d}",
+                    timeout,
+                    limits=limits,
+                    sandbox=sandbox,
+                )
             done["count"] += 1
             label = f"{submission.learner} · {shown(submission.path)}"
             if run.failure:
@@ -395,7 +582,7 @@ async def grade_all(
             if run.stopped_reason == TIMEOUT:
                 stop = f", stopped at the {timeout:g} s time limit"
             elif run.stopped_reason == ERROR:
-                stop = ", the kernel died"
+                stop = f", {death_verdict(run)[1]}"
             say(
                 f"[{done['count']}/{len(submissions)}] {label}: {passed} of {len(verdicts)} "
                 f"correct ({run.seconds:.1f} s{stop})"

@@ -1,6 +1,7 @@
 """Where each learner stands: re-run their lesson notebooks and gather every verdict.
 
     python -m course_tools.progress PATH... [--csv FILE] [--timeout SECONDS] [--jobs N]
+                                            [--no-sandbox]
     ./course.sh progress PATH...                  (the same, after setting up .venv)
 
 PATH is a lesson notebook, a folder of one learner's lesson notebooks, or a class
@@ -18,8 +19,17 @@ outputs saved in them are ignored. Every exercise then gets one verdict:
     correct · not yet (with the check's mistake code) · not attempted ·
     error (a cell raised, or the kernel died, before the check ran) ·
     timeout (the notebook was stopped at the time limit before the check ran) ·
+    stopped: memory limit · stopped: process limit · stopped: CPU time limit ·
+    stopped: file size limit · stopped: sandbox (contained before the check ran) ·
+    tampered (the notebook wrote a verdict into the report itself) ·
     no verdict (the check was not called) ·
     missing (no notebook for that lesson, or no such exercise in it)
+
+A learner's notebook is someone else's code: each runs contained
+(:mod:`course_tools.sandbox`), in a sandbox where the platform has one (bubblewrap on
+Linux: the course read-only, the homes hidden, a temporary home and folder, no
+network) and within limits of memory, processes, CPU time and file size everywhere.
+The first line printed says which; ``--no-sandbox`` keeps only the limits.
 
 The exercises, their titles and their order are read from ``solutions/`` when the
 tool runs. Input that cannot be graded (a folder with no notebooks, a file that is
@@ -50,6 +60,9 @@ from .progress_table import render_table
 from .progress_table import render_totals
 from .progress_table import table_cells
 from .progress_table import write_csv
+from .sandbox import Limits
+from .sandbox import announcement
+from .sandbox import sandbox_support
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -233,11 +246,24 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="notebooks to run at once (default: the number of cores, fewer if memory is short)",
     )
+    p.add_argument(
+        "--no-sandbox",
+        dest="sandbox",
+        action="store_false",
+        help="run the notebooks outside the sandbox even where there is one "
+        "(their resource limits still apply)",
+    )
     return p
 
 
-def main(argv: list[str] | None = None, out=None, course: CourseExercises | None = None) -> int:
-    """The command line; ``course`` (default: this course) is where exercises come from."""
+def main(
+    argv: list[str] | None = None,
+    out=None,
+    course: CourseExercises | None = None,
+    limits: Limits | None = None,
+) -> int:
+    """The command line; ``course`` (default: this course) is where exercises come from,
+    ``limits`` (default: :meth:`Limits.for_timeout`) what each kernel may use."""
     out = out or sys.stdout
 
     def say(line: str = "") -> None:
@@ -262,15 +288,17 @@ def main(argv: list[str] | None = None, out=None, course: CourseExercises | None
     gathered = gather(paths, course, learner)
     for note in gathered.notes:
         say(note)
+    limits = limits or Limits.for_timeout(args.timeout)
     if gathered.submissions:
         count = len(gathered.submissions)
         say(
             f"Running {count} notebook{'s' if count != 1 else ''}, {min(jobs, count)} "
             f"at a time (time limit {args.timeout:g} s each)."
         )
+        say(announcement(limits, sandboxed=args.sandbox and sandbox_support().available))
     try:
         graded, failures = run_to_completion(
-            grade_all(gathered.submissions, course, args.timeout, jobs, say)
+            grade_all(gathered.submissions, course, args.timeout, jobs, say, limits, args.sandbox)
         )
     except KeyboardInterrupt:
         say("Stopped before every notebook was graded.")
