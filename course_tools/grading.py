@@ -86,6 +86,7 @@ LIMIT_ERRNOS = {11: PROCESS_LIMIT, 27: FILE_SIZE_LIMIT}  # EAGAIN from fork, EFB
 # EPERM, EACCES, EROFS; ENETUNREACH, ECONNREFUSED (nothing listens in its own network);
 # name resolution without a network.
 SANDBOX_ERRNOS = {1, 13, 30, 101, 111, -2, -3, -5}
+QUOTED_PATH = re.compile(r": '(/[^']+)'$")
 
 
 @dataclass
@@ -275,6 +276,9 @@ async def run_notebook(
         run.log_tail = log_path.read_bytes()[-4000:].decode("utf-8", errors="replace")
     except OSError:
         pass
+    last_words = [line.strip() for line in run.log_tail.splitlines() if line.strip()]
+    if run.failure and last_words:
+        run.failure += f"; its last words: {one_line(last_words[-1], 200)}"
     return run
 
 
@@ -340,6 +344,11 @@ def containment_verdict(ename: str, evalue: str, sandboxed: bool) -> str:
             return LIMIT_ERRNOS[number]
         if sandboxed and number in SANDBOX_ERRNOS:
             return SANDBOX
+        named = QUOTED_PATH.search(evalue.strip())
+        if sandboxed and number == 2 and named:
+            path = named.group(1)
+            if os.path.exists(path) or os.path.isdir(os.path.dirname(path)):
+                return SANDBOX  # there (or its folder is), but the sandbox hid it
     return ERROR
 
 

@@ -10,8 +10,8 @@ instructor's rights. Every kernel that runs one here is contained in two ways:
   whole file system read-only (the course and Python included), the homes and the
   temporary folders hidden, a temporary home, ``/tmp`` and working folder that are
   thrown away afterwards, a process tree of its own, and no network. Started as root,
-  the kernel also gives up root for the user ``nobody``, since Linux applies no
-  process limit to root.
+  the kernel also gives up root for a user id of its own (:func:`kernel_user`), since
+  Linux applies no process limit to root.
 
 :func:`sandbox_support` says once, in one sentence, whether the sandbox is there and
 why not. :class:`SandboxedKernelManager` is the kernel manager that does all this;
@@ -43,7 +43,10 @@ from . import kernel_limits
 
 MIB = 1 << 20
 GIB = 1 << 30
-NOBODY = 65534
+# Started as root, each kernel runs as a user id of its own from this range, which no
+# account uses: Linux counts processes per user, so a fork bomb in one kernel then
+# cannot take the processes of another.
+KERNEL_USERS = range(2_000_000_000, 2_000_100_000)
 # Where a notebook's kernel can see nothing: the homes (the instructor's own, with its
 # keys and mail, first), the temporary folders (other programs' sockets and files) and
 # the run-time folders (agents' sockets). Whatever the kernel needs from inside them
@@ -62,11 +65,12 @@ def cores() -> int:
 
 @dataclass(frozen=True)
 class Limits:
-    """What one kernel may use. ``processes`` counts threads too (TensorFlow starts
-    about 18 on two cores, more on more cores)."""
+    """What one kernel may use. ``processes`` counts threads too: a lesson's kernel runs
+    about 18 on two cores (TensorFlow's thread pools grow with the cores), and a fork
+    bomb must stop long before it slows the machine."""
 
     memory: int = 4 * GIB  # address space: a lesson's kernel reserves about 2.2 GB of it
-    processes: int = 128 + 4 * cores()
+    processes: int = 32 + 4 * cores()
     cpu_seconds: int = 600
     file_size: int = 256 * MIB
 
@@ -198,12 +202,10 @@ def hidden_folders() -> list[str]:
     """The folders of :data:`HIDDEN` that exist here, with this user's home and
     temporary folder wherever they are."""
     found = [*HIDDEN, os.path.expanduser("~"), tempfile.gettempdir()]
-    real = []
-    for folder in found:
-        path = os.path.realpath(folder)
-        if os.path.isdir(path) and path != "/" and path not in real:
-            real.append(path)
-    return real
+    real = {os.path.realpath(folder) for folder in found}
+    real = {path for path in real if os.path.isdir(path) and path != "/"}
+    # A folder inside another hidden one is hidden with it.
+    return sorted(p for p in real if not any(inside(p, o) for o in real if o != p))
 
 
 def inside(path: str, folder: str) -> bool:
@@ -280,6 +282,21 @@ def matplotlib_font_cache() -> list[Path]:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "matplotlib"
     )
     return sorted(Path(folder).glob("fontlist-*.json"))
+
+
+def kernel_user(folder: Path) -> int:
+    """A user id of :data:`KERNEL_USERS` for the kernel whose folder is ``folder``:
+    free of accounts, and different for kernels that run at the same time."""
+    import pwd
+
+    start = folder.stat().st_ino % len(KERNEL_USERS)
+    for step in range(len(KERNEL_USERS)):
+        uid = KERNEL_USERS[(start + step) % len(KERNEL_USERS)]
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid
+    raise RuntimeError("no free user id for the kernel")  # pragma: no cover
 
 
 def hand_over(paths: list[Path], uid: int) -> None:
@@ -369,8 +386,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         if not self.sandboxed:
             return [*launcher, "--", *command]
         if running_as_root():
-            launcher.append(f"--user={NOBODY}")
-            hand_over([self.sockets, self.scratch, self.work], NOBODY)
+            uid = kernel_user(self.folder)
+            launcher.append(f"--user={uid}")
+            hand_over([self.sockets, self.scratch, self.work], uid)
         readable = [
             *python_paths(command[0]),
             *python_paths(sys.executable),
