@@ -11,7 +11,8 @@
 #                        re-run learners' notebooks and tabulate every exercise's
 #                        verdict (no PATH: your own lessons/)
 #   ./course.sh nbgrader DIR
-#                        write an nbgrader course source (and its config) under DIR
+#                        write an nbgrader course source (and its config) under DIR,
+#                        and install nbgrader into .venv-nbgrader (see the guide)
 #
 # Each command but lab and test runs a module of course_tools/ (python -m course_tools.…),
 # which works the same without this script (Windows, conda).
@@ -76,6 +77,30 @@ sys.exit(any(os.path.dirname(os.path.dirname(os.path.realpath(m.__file__))) != s
 for m in (autodiff_course, course_tools)))" "$here") 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
   fi
+}
+
+set_up_grading() {
+  # nbgrader in an environment of its own, "$VENV-nbgrader" (nbgrader adds its menus to
+  # the JupyterLab it is installed beside, and $VENV is the learners' JupyterLab), with
+  # the course's tools (autograde's sandbox) and a "python3" kernel that is $VENV's.
+  local grading="$VENV-nbgrader" stamp
+  stamp="$VENV-nbgrader/.course-installed-requirements-nbgrader.txt"
+  if ! "$grading/bin/python" -m pip --version >/dev/null 2>&1; then
+    echo "Creating $grading for nbgrader."
+    "$VENV/bin/python" -m venv --clear "$grading"
+  fi
+  if ! cmp -s requirements-nbgrader.txt "$stamp"; then
+    echo "Installing nbgrader into $grading (the first time takes a minute)."
+    "$grading/bin/python" -m pip install --quiet --disable-pip-version-check \
+      -r requirements-nbgrader.txt
+    "$grading/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
+    cp requirements-nbgrader.txt "$stamp"
+  fi
+  mkdir -p "$grading/share/jupyter/kernels/python3"
+  "$VENV/bin/python" -c 'import json, os, sys; json.dump({"argv": [os.path.abspath(sys.executable),
+"-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "Python 3 (the course)",
+"language": "python"}, open(sys.argv[1], "w"), indent=1)' \
+    "$grading/share/jupyter/kernels/python3/kernel.json"
 }
 
 apt_install() {
@@ -171,6 +196,7 @@ case "$command" in
     ;;
   nbgrader)
     set_up requirements.txt
+    set_up_grading
     run_course_tool course_tools.nbgrader_export "$@"
     ;;
   *)

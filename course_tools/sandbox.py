@@ -338,12 +338,16 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        self.folder: Path | None = None  # the kernel's own, made when it starts
+        self.work: Path | None = None
+
+    def _make_folders(self) -> None:
+        """The kernel's folder: its sockets and connection file, and its ``/tmp``."""
         self.folder = Path(tempfile.mkdtemp(prefix="course-kernel-"))
         self.sockets = self.folder / "sockets"
         self.scratch = self.folder / "tmp"
         self.sockets.mkdir()
         (self.scratch / "home").mkdir(parents=True)
-        self.work: Path | None = None
         if os.name == "posix":
             self.transport = "ipc"
             self.ip = str(self.sockets / "kernel")
@@ -363,6 +367,8 @@ class SandboxedKernelManager(AsyncKernelManager):
         return process.poll() if process is not None else None
 
     async def _async_pre_start_kernel(self, **kwargs):
+        if self.folder is None:
+            self._make_folders()
         cwd = Path(kwargs.get("cwd") or os.getcwd()).resolve()
         if self.copy_working_folder:
             self.work = self.folder / "work"
@@ -404,7 +410,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
-        if not restart:
+        if not restart and self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
     cleanup_resources = _async_cleanup_resources

@@ -821,9 +821,11 @@ def test_a_class_on_the_real_lesson_01(tmp_path):
 
 
 def test_course_sh_runs_progress_from_the_callers_folder(tmp_path):
-    """course.sh moves to its own folder; progress must still see the caller's."""
+    """course.sh moves to its own folder; progress must still see the caller's.
+    (The nbgrader environment beside the venv is a fake too, with no pip.)"""
     fake = tmp_path / "venv" / "bin"
     fake.mkdir(parents=True)
+    (tmp_path / "venv-nbgrader" / "bin").mkdir(parents=True)
     record = tmp_path / "called.json"
     (fake / "python").write_text(
         textwrap.dedent(f"""\
@@ -836,6 +838,7 @@ def test_course_sh_runs_progress_from_the_callers_folder(tmp_path):
         """)
     )
     (fake / "python").chmod(0o755)
+    shutil.copy(fake / "python", tmp_path / "venv-nbgrader" / "bin" / "python")
     caller = tmp_path / "somewhere"
     caller.mkdir()
     environment = dict(os.environ, COURSE_VENV=str(tmp_path / "venv"))
