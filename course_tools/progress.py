@@ -41,6 +41,8 @@ exercises match. The exit status is 1 only when nothing at all could be graded.
 from __future__ import annotations
 
 import argparse
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -356,13 +358,14 @@ def run_plainly(notebooks: list[Path]) -> float:
 def benchmark(
     folder: Path | None = None, jobs: tuple[int, ...] = (1, 2), out=None
 ) -> dict[str, float]:
-    """Time ``progress`` over one learner's lessons against running them once.
+    """Time ``progress`` over one learner's lessons against running them once, and the
+    sandbox's cost over a class.
 
     Runs every notebook of ``folder`` (default: the course's ``lessons/``) once, one
-    after the other, then grades the folder with each ``--jobs`` value in ``jobs``.
-    Prints one line per figure and returns them (seconds, and ratios to the plain run).
+    after the other, then grades the folder with each ``--jobs`` value in ``jobs``, then
+    a class of five copies of it with and without the sandbox. Prints one line per
+    figure and returns them (seconds, and ratios).
     """
-    import io
 
     out = out or sys.stdout
     course = CourseExercises()
@@ -377,11 +380,7 @@ def benchmark(
         flush=True,
     )
     for n in jobs:
-        started = time.perf_counter()
-        status = main([str(folder), "--jobs", str(n)], out=io.StringIO())
-        seconds = time.perf_counter() - started
-        if status != 0:
-            raise RuntimeError(f"progress failed on {folder}")
+        seconds = timed_progress([str(folder), "--jobs", str(n)])
         figures[f"progress_jobs_{n}"] = seconds
         figures[f"ratio_jobs_{n}"] = seconds / figures["plain"]
         print(
@@ -390,7 +389,52 @@ def benchmark(
             file=out,
             flush=True,
         )
+    figures.update(sandbox_overhead(folder, out=out))
     return figures
+
+
+def timed_progress(arguments: list[str]) -> float:
+    import io
+
+    started = time.perf_counter()
+    if main(arguments, out=io.StringIO()) != 0:
+        raise RuntimeError(f"progress {' '.join(arguments)} failed")
+    return time.perf_counter() - started
+
+
+def sandbox_overhead(folder: Path, learners: int = 5, out=None) -> dict[str, float]:
+    """``progress`` over a class of ``learners``, each with the notebooks of ``folder``,
+    with the sandbox and without (the limits apply to both), in the order with,
+    without, without, with, so that a drift of the machine's load cancels out."""
+    out = out or sys.stdout
+    if not sandbox_support().available:
+        print(f"sandbox overhead: not measured ({sandbox_support().reason})", file=out)
+        return {}
+    with tempfile.TemporaryDirectory(prefix="course-class-") as scratch:
+        for n in range(1, learners + 1):
+            shutil.copytree(folder, Path(scratch) / f"learner{n}", ignore=_not_notebooks)
+        runs: dict[bool, list[float]] = {True: [], False: []}
+        for sandboxed in (True, False, False, True):
+            flags = [] if sandboxed else ["--no-sandbox"]
+            runs[sandboxed].append(timed_progress([scratch, *flags]))
+    with_sandbox, without = (statistics.mean(runs[k]) for k in (True, False))
+    overhead = with_sandbox / without - 1
+    print(
+        f"progress over a class of {learners}: {with_sandbox:.1f} s in the sandbox, "
+        f"{without:.1f} s without ({100 * overhead:+.1f}%; target <= 10%)",
+        file=out,
+        flush=True,
+    )
+    return {
+        "class_learners": learners,
+        "class_sandbox": with_sandbox,
+        "class_no_sandbox": without,
+        "sandbox_overhead": overhead,
+    }
+
+
+def _not_notebooks(folder, names):
+    return [name for name in names if not name.endswith(".ipynb")]
 
 
 if __name__ == "__main__":
