@@ -56,7 +56,7 @@ FIX_COMMAND = "pip install -r requirements.txt"
 COLAB_ENVIRONMENT_VARIABLE = "AUTODIFF_COURSE_FORCE_COLAB"
 # The oldest TensorFlow that every lesson has been run with on the simulated Colab
 # (tests/colab/requirements-colab.txt pins the same version).
-COLAB_OLDEST_TENSORFLOW = "2.19.0"
+COLAB_OLDEST_TENSORFLOW = "2.20.0"
 COLAB_RESTART = "then choose Runtime → Restart session"
 
 # Environment variables TensorFlow reads once, when it is imported.

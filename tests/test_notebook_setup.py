@@ -31,7 +31,7 @@ GOOD = dict(PINNED, jupyterlab_widgets="3.0.17")
 # Colab's own versions, as the simulated Colab installs them (tests/colab/).
 COLAB = {
     "tensorflow": COLAB_OLDEST_TENSORFLOW,
-    "numpy": "2.0.2",
+    "numpy": "2.1.3",
     "matplotlib": "3.10.0",
     "ipywidgets": "7.7.1",
     "jupyterlab_widgets": None,

@@ -2,11 +2,12 @@
 
 What is simulated:
 
-* Colab's runtime: a virtual environment with Colab's own TensorFlow, NumPy,
-  matplotlib, ipywidgets, IPython and ipykernel (``requirements-colab.txt`` says
-  where the versions come from), and nothing of the course. It is built from
-  nothing on the first run and cached in ``.cache/colab-simulation/`` (git-ignored,
-  keyed by the requirements and the Python version), so later runs start at once.
+* Colab's runtime: a virtual environment on Colab's Python with Colab's own
+  TensorFlow, Keras, NumPy, matplotlib, ipywidgets, IPython, ipykernel and kernel
+  messaging (``requirements-colab.txt``, the one place these versions live, says where
+  they come from), and nothing of the course. It is built from nothing on the first
+  run and cached in ``.cache/colab-simulation/`` (git-ignored, keyed by the
+  requirements and the Python), so later runs start at once.
 * A fresh runtime per notebook: the helper package is uninstalled before each one
   and the kernel's working folder is empty, as Colab's ``/content`` is.
 * The setup cell's Colab path, taken for real: ``AUTODIFF_COURSE_FORCE_COLAB=1``
@@ -19,20 +20,18 @@ Each notebook must run with no cell raising and no error output; solutions run
 with ``AUTODIFF_COURSE_STRICT=1`` as in the main suite, lessons without. The setup
 cell must report Colab, keep Colab's versions and say that outputs may differ.
 
-What is not simulated: Colab's own front end and widget manager, its Python
-(3.12 there), its preinstalled packages beyond these six, and GitHub itself.
-Outputs are not compared with the saved ones: they may differ in the last digits.
+What is not simulated: Colab's own front end and widget manager, its exact Python
+release (the same minor version, from this machine), its preinstalled packages
+beyond these, and GitHub itself. Outputs are not compared with the saved ones: they
+may differ in the last digits.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
+import re
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import nbformat
@@ -43,6 +42,10 @@ from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
 from course_tools.config import ROOT
 from course_tools.config import load_course
+from course_tools.interpreters import cached_environment
+from course_tools.interpreters import find_python
+from course_tools.interpreters import kernel_specs as interpreter_kernels
+from course_tools.interpreters import pip
 
 COURSE = load_course()
 NOTEBOOKS = [
@@ -68,39 +71,22 @@ def colab_pins() -> dict[str, str]:
     return pins
 
 
-def pip(python: Path, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [str(python), "-m", "pip", "--disable-pip-version-check", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if check and done.returncode != 0:
-        raise RuntimeError(
-            f"pip {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
-        )
-    return done
+def colab_python_version() -> str:
+    """Colab's Python, as requirements-colab.txt states it ("# python==3.13")."""
+    return re.search(r"^# python==(\d+\.\d+)$", REQUIREMENTS.read_text(), re.M).group(1)
 
 
 @pytest.fixture(scope="module")
 def colab_python() -> Path:
     """The simulated runtime's Python, built once and then reused from the cache."""
-    if sys.version_info[:2] > (3, 12):
-        pytest.skip(
-            f"Colab's TensorFlow {COLAB_OLDEST_TENSORFLOW} has no wheels for "
-            f"Python {sys.version_info[0]}.{sys.version_info[1]}"
-        )
-    key = hashlib.sha256((REQUIREMENTS.read_text() + sys.version).encode()).hexdigest()[:12]
-    folder = CACHE / f"venv-{key}"
-    python = folder / "bin" / "python"
-    if not (folder / "complete").exists():
-        if CACHE.exists():  # an older simulation's environment: about 1.5 GB each
-            for stale in CACHE.glob("venv-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-        pip(python, "install", "--quiet", "-r", str(REQUIREMENTS))
-        (folder / "complete").write_text(REQUIREMENTS.read_text())
-    return python
+    version = colab_python_version()
+    base = find_python(version)
+    if base is None:
+        message = f"no Python {version} here (Colab's): install it to simulate Colab"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return cached_environment(base, CACHE, [["-r", str(REQUIREMENTS)]])
 
 
 @pytest.fixture(scope="module")
@@ -111,36 +97,49 @@ def repository_copy(tmp_path_factory, tracked_files_copy) -> Path:
 
 @pytest.fixture(scope="module")
 def kernel_specs(tmp_path_factory, colab_python):
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    folder = tmp_path_factory.mktemp("colab-kernels") / KERNEL_NAME
-    folder.mkdir()
-    kernel = {
-        "argv": [str(colab_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (simulated Colab)",
-        "language": "python",
-    }
-    (folder / "kernel.json").write_text(json.dumps(kernel))
-    return KernelSpecManager(kernel_dirs=[str(folder.parent)])
+    folder = tmp_path_factory.mktemp("colab-kernels")
+    return interpreter_kernels(colab_python, folder, KERNEL_NAME, "Python 3 (simulated Colab)")
 
 
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
+    pins = colab_pins()
     code = (
-        "import importlib.metadata as m\n"
-        "for name in ('tensorflow-cpu', 'numpy', 'matplotlib', 'ipywidgets', "
-        "'ipython', 'ipykernel'):\n"
-        "    print(name, m.version(name))\n"
+        "import importlib.metadata as m, json, sys\n"
+        f"names = {list(pins)!r}\n"
+        "found = {name: m.version(name) for name in names}\n"
+        "found['python'] = '%d.%d' % sys.version_info[:2]\n"
         "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
-        "    print('no helper package')\n"
+        "    found['helper package'] = None\n"
+        "else:\n    found['helper package'] = 'installed'\n"
+        "print(json.dumps(found))\n"
     )
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)
     done = subprocess.run(
         [str(colab_python), "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )  # not the checkout, with its egg-info
-    found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[:6])
-    assert found == colab_pins()
-    assert done.stdout.splitlines()[-1] == "no helper package"
-    assert colab_pins()["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW
+    found = json.loads(done.stdout)
+    assert found.pop("python") == colab_python_version()
+    assert found.pop("helper package") is None
+    assert found == pins
+    assert pins["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW
+
+
+def test_the_readme_quotes_the_simulated_versions():
+    """README.md names each version of requirements-colab.txt, and Colab's Python."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    labels = {
+        "tensorflow-cpu": "TensorFlow",
+        "keras": "Keras",
+        "numpy": "NumPy",
+        "matplotlib": "matplotlib",
+        "ipywidgets": "ipywidgets",
+        "ipython": "IPython",
+        "ipykernel": "ipykernel",
+    }
+    pins = colab_pins()
+    for name, label in labels.items():
+        assert f"{label} {pins[name]}" in readme, f"{label} {pins[name]}"
+    assert f"on Python {colab_python_version()}" in readme
 
 
 def problems_in(nb) -> list[str]:
