@@ -20,6 +20,10 @@
 # "Set up" means: create the virtual environment .venv if it is absent (with
 # Python 3.10 to 3.13), install the pinned requirements and the course's helper
 # package into it. Running it again only installs what is missing.
+#
+# progress and nbgrader's autograde run learners' notebooks in a sandbox where
+# bubblewrap is installed (Debian's and Ubuntu's package bubblewrap; ./course.sh test
+# installs it), and within resource limits everywhere.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${COURSE_VENV:-.venv}"
@@ -138,11 +142,13 @@ apt_install_module() {
   }
 }
 
-ensure_browser_tools() {
+ensure_test_tools() {
   # The browser tests drive Debian's chromium (set COURSE_CHROMIUM=/path/to/chromium
-  # elsewhere); the accessibility tests fetch axe-core from the npm registry.
+  # elsewhere); the accessibility tests fetch axe-core and the hub test
+  # configurable-http-proxy from the npm registry; the graders' sandbox is bubblewrap.
   apt_install chromium chromium "the browser tests"
-  apt_install npm npm "the accessibility tests"
+  apt_install npm npm "the accessibility and hub tests"
+  apt_install bwrap bubblewrap "the sandbox of progress and nbgrader's autograde"
 }
 
 # progress and nbgrader run from the caller's folder, so that relative paths mean
@@ -168,7 +174,7 @@ case "$command" in
     ;;
   test)
     set_up requirements-test.txt
-    ensure_browser_tools
+    ensure_test_tools
     # Line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
     exec "$VENV/bin/python" -m pytest --cov=autodiff_course --cov=course_tools \
       --cov-report=term:skip-covered "$@"
@@ -187,7 +193,7 @@ case "$command" in
     ;;
   bench)
     set_up requirements-test.txt
-    ensure_browser_tools
+    ensure_test_tools
     exec "$VENV/bin/python" -m course_tools.benchmark "$@"
     ;;
   progress)

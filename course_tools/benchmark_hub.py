@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,6 +43,7 @@ from .config import ROOT
 from .config import load_course
 from .hub import Learner
 from .hub import LocalHub
+from .hub import processes_of
 from .hub_image import build as build_image
 from .hub_image import copy_tracked
 from .sandbox import cores
@@ -118,10 +120,6 @@ async def attend(hub: LocalHub, name: str, link: str, notebooks: list[str]) -> d
 
 def cpu_seconds(name: str) -> float:
     """CPU time the learner's server and kernels have used so far."""
-    import os
-
-    from .hub import processes_of
-
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pids in processes_of(name).values():
@@ -191,12 +189,15 @@ def summary(session: dict) -> dict:
 def measure(learners: int, say=print) -> dict:
     """Build (or reuse) the image's stand-in, start a hub, run the class; the summary."""
     image = build_image(say)
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="course-hub-") as scratch:
         repository = origin_repository(Path(scratch))
         with LocalHub(image, Path(scratch) / "hub") as hub:
             session = asyncio.run(class_session(hub, repository, learners))
     figures = summary(session)
     figures["session"] = session
+    # What else the machine was doing: a benchmark on a shared machine says so.
+    figures["load_before"], figures["load_after"] = load, os.getloadavg()[0]
     return figures
 
 
@@ -214,9 +215,19 @@ def rows(figures: dict) -> list[tuple]:
     """The benchmark's table rows for the hub."""
     n = figures["learners"]
     memory = figures["hub_memory"]
+    load = (
+        f"load average {figures['load_before']:.1f} before, {figures['load_after']:.1f} after"
+        if "load_before" in figures
+        else ""
+    )
     floor_ratio = figures["cpu_floor_s"] / figures["alone_s"]
     return [
-        (f"hub: {n} learners, failures", str(figures["failures"]), "0", ""),
+        (
+            f"hub: {n} learners, failures",
+            str(figures["failures"]),
+            "0",
+            load,
+        ),
         ("hub: one learner alone, link to last cell", f"{figures['alone_s']:.1f} s", "", ""),
         (f"hub: {n} learners at once, median", f"{figures['median_s']:.1f} s", "", ""),
         (f"hub: {n} learners at once, p95", f"{figures['p95_s']:.1f} s", "", ""),
