@@ -6,11 +6,11 @@ In one hub, one run:
 
 1. **one learner alone** follows the guide's nbgitpuller link to lesson 03 and runs it
    top to bottom, with nobody else on the hub: the reference time;
-2. **the class**, N learners at once, does the same (the start of every session),
-   and beside them **one more learner opens three notebooks** one after the other (the
-   heaviest lesson as the benchmark's memory table has it, its solutions and the lesson
-   before: what a learner who never shuts a kernel down holds); that learner's time is
-   not one of the class's.
+2. **the class**, N learners at once, does the same (the start of every session);
+3. then **one more learner opens three notebooks** one after the other (the heaviest
+   lesson as the benchmark's memory table has it, its solutions and the lesson before:
+   what a learner who never shuts a kernel down holds), once the class's servers have
+   stopped (their homes stay, as volumes do).
 
 Every learner starts with an empty home, logs in through the hub's API and starts a
 server. The time of each is from the log-in to the reply to the last cell (the link
@@ -150,11 +150,12 @@ async def class_session(hub: LocalHub, repository: Path, learners: int) -> dict:
     alone = await attend(hub, "alone", link, [f"lessons/{LESSON}.ipynb"])
     await leave(hub, "alone")
     started = time.monotonic()
-    *members, heavy = await asyncio.gather(
-        *(attend(hub, name, link, [f"lessons/{LESSON}.ipynb"]) for name in names),
-        attend(hub, "three-notebooks", link, three_notebooks()),
+    members = await asyncio.gather(
+        *(attend(hub, name, link, [f"lessons/{LESSON}.ipynb"]) for name in names)
     )
     wall = time.monotonic() - started
+    await asyncio.gather(*(leave(hub, name) for name in names))  # their homes stay
+    heavy = await attend(hub, "three-notebooks", link, three_notebooks())
     await leave(hub, "three-notebooks")
     return {"alone": alone, "class": list(members), "class_wall_s": wall, "three": heavy}
 

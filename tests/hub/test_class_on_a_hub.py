@@ -196,21 +196,22 @@ EDITS = {"learner01": "solved", "learner02": "note", "learner03": "deleted"}
 def updated(session, hub):
     async def term():
         link = benchmark_hub.lesson_link(hub, hub.repository, f"lessons/{LESSON}.ipynb")
-        learners = {}
-        for n in range(1, LEARNERS + 1):
-            learner = Learner(hub, f"learner{n:02d}")
+        names = [f"learner{n:02d}" for n in range(1, LEARNERS + 1)]
+        learners = {name: Learner(hub, name) for name in names}
+
+        async def come_back(learner):  # the class's servers stopped; their homes stayed
             await learner.log_in()
             await learner.start_server()
-            learners[learner.name] = learner
+
+        await asyncio.gather(*(come_back(learner) for learner in learners.values()))
         # the lesson as it came (every learner's copy is their own by now)
         where = places(json.loads((hub.repository / "lessons" / f"{LESSON}.ipynb").read_text()))
         await asyncio.gather(
             *(edit(learners[name], EDITS.get(name, "untouched"), where) for name in learners)
         )
         instructor_update(hub.repository, where)
-        logs = {}
-        for name, learner in learners.items():
-            logs[name] = await learner.follow_link(link)
+        pulls = await asyncio.gather(*(each.follow_link(link) for each in learners.values()))
+        logs = dict(zip(learners, pulls))
         merged = {name: await learner.read_notebook(PATH) for name, learner in learners.items()}
         return where, merged, logs
 
