@@ -6,21 +6,21 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .grading import CORRECT
-from .grading import CPU_LIMIT
-from .grading import ERROR
-from .grading import FILE_SIZE_LIMIT
-from .grading import MEMORY_LIMIT
-from .grading import MISSING
-from .grading import NO_VERDICT
-from .grading import NOT_ATTEMPTED
-from .grading import PROCESS_LIMIT
-from .grading import SANDBOX
-from .grading import TAMPERED
-from .grading import TIMEOUT
-from .grading import WRONG
 from .grading import Graded
 from .grading import shown
+from .grading_verdicts import CORRECT
+from .grading_verdicts import CPU_LIMIT
+from .grading_verdicts import ERROR
+from .grading_verdicts import FILE_SIZE_LIMIT
+from .grading_verdicts import MEMORY_LIMIT
+from .grading_verdicts import MISSING
+from .grading_verdicts import NO_VERDICT
+from .grading_verdicts import NOT_ATTEMPTED
+from .grading_verdicts import PROCESS_LIMIT
+from .grading_verdicts import SANDBOX
+from .grading_verdicts import TAMPERED
+from .grading_verdicts import TIMEOUT
+from .grading_verdicts import WRONG
 from .lessons import CourseExercises
 
 SYMBOLS = {

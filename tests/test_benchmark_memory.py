@@ -11,6 +11,7 @@ from notebooks import LESSONS
 from notebooks import load
 
 from course_tools import benchmark
+from course_tools import benchmark_hub
 from course_tools import benchmark_memory
 
 pytestmark = pytest.mark.skipif(
@@ -148,6 +149,8 @@ def test_benchmark_table_names_the_measure():
 
     text = inspect.getsource(benchmark)
     assert "kernel peak memory (VmHWM)" in text
-    assert "hub memory guarantee per learner" in text and "hub memory limit per learner" in text
+    assert "rows += benchmark_hub.rows(hub)" in text  # the class on a hub, in the same table
+    hub = inspect.getsource(benchmark_hub.rows)
+    assert "hub memory guarantee per learner" in hub and "hub memory limit per learner" in hub
     driver = inspect.getsource(benchmark_memory.kernel_peak_memory)
     assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in driver
