@@ -45,8 +45,8 @@ from .hub import Learner
 from .hub import LocalHub
 from .hub import processes_of
 from .hub_image import build as build_image
-from .hub_image import copy_tracked
 from .sandbox import cores
+from .tracked_files import copy_tracked
 
 RATIO_TARGET = 3.0  # p95 of the class at most 3 x one learner alone (the goal)
 LESSON = "03-custom-gradients"

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import ROOT
+from .tracked_files import copy_tracked
 
 CACHE = ROOT / ".cache" / "hub-image"
 PROXY_PINS = ROOT / "tests" / "hub" / "proxy"
@@ -79,26 +80,6 @@ class Image:
                 base.pop(name)
         base["PATH"] = f"{self.bin}{os.pathsep}{base.get('PATH', '')}"
         return base
-
-
-def tracked_files(root: Path = ROOT) -> list[str]:
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    return [name for name in listed.split("\0") if name and (root / name).is_file()]
-
-
-def copy_tracked(target: Path, root: Path = ROOT) -> Path:
-    """The repository as repo2docker (or a git clone) sees it, in ``target``."""
-    shutil.rmtree(target, ignore_errors=True)
-    for name in tracked_files(root):
-        destination = target / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, destination)
-    return target
 
 
 def key() -> str:

@@ -3,7 +3,8 @@
 The tests that run the notebooks elsewhere than in the course's ``.venv`` use these:
 the simulated Google Colab (Colab's Python and packages, ``tests/colab/``) and the
 oldest Python the course supports (``tests/test_python_range.py``). Each environment
-is built once under ``.cache/`` and reused while its requirements and its Python stay.
+is built once under ``.cache/`` and reused while its requirements and its Python stay;
+:func:`run_notebook` runs a notebook there, in the same way for both.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def cached_environment(base: Path, cache: Path, install: list[list[str]], cwd=No
     return python
 
 
-def kernel_specs(python: Path, folder: Path, name: str, display_name: str):
+def kernel_specs(python: Path, folder: Path, name: str):
     """A kernel spec manager that knows one kernel, ``name``, running ``python``."""
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -75,8 +76,33 @@ def kernel_specs(python: Path, folder: Path, name: str, display_name: str):
     spec.mkdir(parents=True, exist_ok=True)
     kernel = {
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": display_name,
+        "display_name": f"Python 3 ({name})",
         "language": "python",
     }
     (spec / "kernel.json").write_text(json.dumps(kernel))
     return KernelSpecManager(kernel_dirs=[str(folder)])
+
+
+def run_notebook(nb, python: Path, cwd: Path, scratch: Path, variables: dict[str, str]) -> None:
+    """Run ``nb`` (an nbformat node, its outputs filled in place) top to bottom in a
+    kernel of ``python`` started in ``cwd``, with this process's environment less its
+    virtual environment, plus ``variables``. Raises at the first cell that raises."""
+    from jupyter_client import KernelManager
+    from nbclient import NotebookClient
+
+    name = f"python-{Path(python).parent.parent.name}"
+    manager = KernelManager(
+        kernel_name=name, kernel_spec_manager=kernel_specs(python, scratch, name)
+    )
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    environment.update(variables)
+    client = NotebookClient(
+        nb, km=manager, timeout=600, allow_errors=False, resources={"metadata": {"path": str(cwd)}}
+    )
+    try:
+        client.execute(env=environment)
+    finally:
+        # nbclient leaves a kernel it was handed running: stop it, or every notebook's
+        # kernel (about 0.7 GB each) stays alive until the test session ends.
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)

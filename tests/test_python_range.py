@@ -25,7 +25,7 @@ from autodiff_course.notebook_setup import diagnose
 from course_tools.config import ROOT
 from course_tools.config import load_course
 from course_tools.interpreters import cached_environment
-from course_tools.interpreters import find_python
+from course_tools.interpreters import run_notebook
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -150,17 +150,11 @@ OLDEST = ROOT / ".cache" / "oldest-python"
 
 
 @pytest.fixture(scope="module")
-def oldest_python():
+def oldest_python(installed_python):
     """requirements.txt and the helper package installed with the oldest Python the
     course accepts, as ./course.sh would install them there (built once, then cached)."""
     low, _ = SUPPORTED_PYTHON
-    version = f"{low[0]}.{low[1]}"
-    base = find_python(version)
-    if base is None:
-        message = f"no Python {version} here: install it to test the oldest Python"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    base = installed_python(f"{low[0]}.{low[1]}", "to test the oldest Python")
     return cached_environment(
         base, OLDEST, [["-r", "requirements.txt"], ["--no-deps", "-e", "."]], cwd=ROOT
     )
@@ -178,34 +172,13 @@ def test_every_notebook_runs_on_the_oldest_python(folder, lesson, oldest_python,
     """Top to bottom, no cell raising, solutions strict, the setup cell content. The
     outputs are not compared: NumPy and matplotlib are older releases there."""
     import nbformat
-    from jupyter_client import KernelManager
-    from nbclient import NotebookClient
 
     from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
-    from course_tools.interpreters import kernel_specs
 
     low, _ = SUPPORTED_PYTHON
     nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
-    manager = KernelManager(
-        kernel_name="oldest-python",
-        kernel_spec_manager=kernel_specs(
-            oldest_python, tmp_path / "kernels", "oldest-python", "the oldest Python"
-        ),
-    )
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    environment[STRICT_ENVIRONMENT_VARIABLE] = "1" if folder == "solutions" else "0"
-    client = NotebookClient(
-        nb,
-        km=manager,
-        timeout=600,
-        allow_errors=False,
-        resources={"metadata": {"path": str(ROOT / folder)}},
-    )
-    try:
-        client.execute(env=environment)
-    finally:
-        if manager.has_kernel:
-            manager.shutdown_kernel(now=True)
+    strict = {STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0"}
+    run_notebook(nb, oldest_python, ROOT / folder, tmp_path / "kernels", strict)
     setup = next(cell for cell in nb.cells if cell.cell_type == "code")
     report = "".join(output.get("text", "") for output in setup.outputs)
     assert report.startswith(f"Environment OK: Python {low[0]}.{low[1]}, TensorFlow "), report

@@ -43,9 +43,8 @@ from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
 from course_tools.config import ROOT
 from course_tools.config import load_course
 from course_tools.interpreters import cached_environment
-from course_tools.interpreters import find_python
-from course_tools.interpreters import kernel_specs as interpreter_kernels
 from course_tools.interpreters import pip
+from course_tools.interpreters import run_notebook
 
 COURSE = load_course()
 NOTEBOOKS = [
@@ -56,7 +55,6 @@ NOTEBOOKS = [
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements-colab.txt"
 CACHE = ROOT / ".cache" / "colab-simulation"
-KERNEL_NAME = "colab-simulation"
 
 pytestmark = pytest.mark.colab
 
@@ -77,15 +75,9 @@ def colab_python_version() -> str:
 
 
 @pytest.fixture(scope="module")
-def colab_python() -> Path:
+def colab_python(installed_python) -> Path:
     """The simulated runtime's Python, built once and then reused from the cache."""
-    version = colab_python_version()
-    base = find_python(version)
-    if base is None:
-        message = f"no Python {version} here (Colab's): install it to simulate Colab"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    base = installed_python(colab_python_version(), "(Colab's) to simulate Colab")
     return cached_environment(base, CACHE, [["-r", str(REQUIREMENTS)]])
 
 
@@ -93,12 +85,6 @@ def colab_python() -> Path:
 def repository_copy(tmp_path_factory, tracked_files_copy) -> Path:
     """What ``pip install git+https://github.com/...`` would fetch: the repository's files."""
     return tracked_files_copy(tmp_path_factory.mktemp("colab-source") / "repository")
-
-
-@pytest.fixture(scope="module")
-def kernel_specs(tmp_path_factory, colab_python):
-    folder = tmp_path_factory.mktemp("colab-kernels")
-    return interpreter_kernels(colab_python, folder, KERNEL_NAME, "Python 3 (simulated Colab)")
 
 
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
@@ -155,11 +141,8 @@ def problems_in(nb) -> list[str]:
 
 @pytest.mark.parametrize("folder, lesson", NOTEBOOKS)
 def test_notebook_runs_top_to_bottom_on_colab(
-    folder, lesson, colab_python, kernel_specs, repository_copy, tmp_path
+    folder, lesson, colab_python, repository_copy, tmp_path
 ):
-    from jupyter_client import KernelManager
-    from nbclient import NotebookClient
-
     nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
     setup = next(cell for cell in nb.cells if cell.cell_type == "code")
     install = f"%pip install --quiet --no-deps {COURSE.helper_package_source}\n"
@@ -171,33 +154,12 @@ def test_notebook_runs_top_to_bottom_on_colab(
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)  # fresh runtime
     content = tmp_path / "content"  # Colab's empty working folder
     content.mkdir()
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in (STRICT_ENVIRONMENT_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")
+    variables = {
+        COLAB_ENVIRONMENT_VARIABLE: "1",
+        STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
+        "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}",
     }
-    environment.update(
-        {
-            COLAB_ENVIRONMENT_VARIABLE: "1",
-            STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
-            "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}",
-        }
-    )
-    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs)
-    client = NotebookClient(
-        nb,
-        km=manager,
-        timeout=600,
-        allow_errors=False,
-        resources={"metadata": {"path": str(content)}},
-    )
-    try:
-        client.execute(env=environment, cwd=str(content))
-    finally:
-        # nbclient leaves a kernel it was handed running: stop it, or every lesson's
-        # kernel (about 0.7 GB each) stays alive until the test session ends.
-        if manager.has_kernel:
-            manager.shutdown_kernel(now=True)
+    run_notebook(nb, colab_python, content, tmp_path / "kernels", variables)
 
     assert problems_in(nb) == []
     report = "".join(
