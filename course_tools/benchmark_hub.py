@@ -100,18 +100,22 @@ async def attend(hub: LocalHub, name: str, link: str, notebooks: list[str]) -> d
         "notebooks": notebooks,
     }
     started = time.monotonic()
+    step = "logging in"
     try:
         await learner.log_in()
+        step = "starting the server"
         await learner.start_server()
         figures["course_in_home_before_the_link"] = (home / CLONE).exists()
         figures["spawned_s"] = time.monotonic() - started
+        step = "following the link"
         await learner.follow_link(link)
         figures["pulled_s"] = time.monotonic() - started
         for path in notebooks:
+            step = f"running {path}"
             run = await learner.run_notebook(f"{CLONE}/{path}")
             figures["failures"] += [f"{path} cell {index}: {error}" for index, error in run.errors]
     except Exception as error:  # noqa: BLE001 (a failure is counted, the class goes on)
-        figures["failures"].append(f"{type(error).__name__}: {error}")
+        figures["failures"].append(f"{step}: {type(error).__name__}: {error}")
     figures["seconds"] = time.monotonic() - started
     figures["memory_mb"] = learner.peak_memory_mb()
     figures["cpu_s"] = cpu_seconds(name)

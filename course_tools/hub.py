@@ -37,6 +37,17 @@ from .benchmark_memory import peak_resident_mb
 from .hub_image import Image
 
 PASSWORD = "same-for-everyone"  # the dummy authenticator's one password
+# As patient as a learner: tornado's default 20 s would end a kernel's websocket
+# handshake that a class on two cores delays longer, and call it the hub's failure.
+PATIENT = {"connect_timeout": 600, "request_timeout": 600}
+
+
+def http_client():
+    """The event loop's HTTP client, with room for a whole class's requests at once
+    (tornado's default is 10: twenty browsers would not queue behind each other)."""
+    from tornado.httpclient import AsyncHTTPClient
+
+    return AsyncHTTPClient(max_clients=100)
 
 
 def free_port() -> int:
@@ -205,17 +216,15 @@ class LocalHub:
 
     async def api(self, method: str, path: str, body=None, token: str | None = None, **extra):
         """A JSON request to the hub (the instructor's token unless another is given)."""
-        from tornado.httpclient import AsyncHTTPClient
         from tornado.httpclient import HTTPClientError
 
-        client = AsyncHTTPClient()
         try:
-            response = await client.fetch(
+            response = await http_client().fetch(
                 self.url + path,
                 method=method,
                 headers={"Authorization": f"token {token or self.token}"} if token != "" else {},
                 body=None if body is None and method == "GET" else json.dumps(body or {}),
-                request_timeout=600,
+                **PATIENT,
                 allow_nonstandard_methods=True,
                 **extra,
             )
@@ -293,14 +302,12 @@ class Learner:
         raise RuntimeError(f"{self.name}'s server did not start within {timeout:g} s")
 
     async def request(self, method: str, path: str, body=None, raw: bool = False):
-        from tornado.httpclient import AsyncHTTPClient
-
-        response = await AsyncHTTPClient().fetch(
+        response = await http_client().fetch(
             self.hub.url + path,
             method=method,
             headers={"Authorization": f"token {self.token}"},
             body=None if body is None and method in ("GET", "DELETE") else json.dumps(body or {}),
-            request_timeout=600,
+            **PATIENT,
             follow_redirects=True,
             allow_nonstandard_methods=True,
         )
@@ -312,21 +319,19 @@ class Learner:
         from http.cookies import SimpleCookie
         from urllib.parse import urljoin
 
-        from tornado.httpclient import AsyncHTTPClient
-
         method, body = ("POST", urlencode(form)) if form else ("GET", None)
         for _ in range(hops):
             headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
             if body:
                 headers["Content-Type"] = "application/x-www-form-urlencoded"
-            response = await AsyncHTTPClient().fetch(
+            response = await http_client().fetch(
                 url,
                 method=method,
                 body=body,
                 headers=headers,
                 follow_redirects=False,
                 raise_error=False,
-                request_timeout=600,
+                **PATIENT,
             )
             for header in response.headers.get_list("Set-Cookie"):
                 jar = SimpleCookie()
@@ -406,7 +411,7 @@ class Learner:
             + f"{self.server}/api/kernels/{kernel}/channels?session_id={session}"
         )
         socket_ = await websocket_connect(
-            HTTPRequest(url, headers={"Authorization": f"token {self.token}"}),
+            HTTPRequest(url, headers={"Authorization": f"token {self.token}"}, **PATIENT),
             max_message_size=1 << 28,
         )
         result = Cells()

@@ -8,9 +8,10 @@ at all, and the lesson running from the copy nbgitpuller puts there, prove that 
 course lives outside the home. Five learners run lesson 03 at once after one learner
 alone (``./course.sh bench`` runs twenty, :mod:`course_tools.benchmark_hub`); one more
 opens three notebooks. Then the instructor commits a change to lesson 03 (a fixed
-sentence, a new cell, a changed exercise stub) after the learners changed their
-copies (an exercise solved, a note added, a cell deleted, cells run), and each learner
-follows the link again.
+sentence, a new cell, a changed exercise stub) and a new file, after the learners
+changed their copies (an exercise solved, a note added, a cell deleted, cells run,
+another notebook deleted, a file of their own made under the new file's name), and
+each learner follows the link again.
 
 The times are printed, not asserted (performance is the benchmark's business); the
 failures, the homes, the memory against the guide's limit and every merge are.
@@ -38,7 +39,8 @@ from course_tools.notebook_merge import COPY_SUFFIX
 
 LEARNERS = 5
 LESSON = benchmark_hub.LESSON
-PATH = f"{benchmark_hub.CLONE}/lessons/{LESSON}.ipynb"
+CLONE = benchmark_hub.CLONE
+PATH = f"{CLONE}/lessons/{LESSON}.ipynb"
 GUIDE = ROOT / "instructors" / "guide.md"
 
 pytestmark = pytest.mark.skipif(
@@ -146,6 +148,12 @@ NEW_CELL = "A tip the instructor added after the setup cell."
 HINT = "# Hint: start from the stable rule of section 2.\n"
 NOTE = "My note: run the setup cell first, every time."
 MY_ANSWER = "def log1pexp_stable(x):\n    return x  # my own attempt\n"
+# A file the instructor adds, which one learner had already made a file of their own
+# under the same name; and a notebook another learner deleted.
+NEW_FILE = "lessons/more-exercises.md"
+INSTRUCTORS_FILE = "More exercises, from the instructor.\n"
+LEARNERS_FILE = "My own list of exercises.\n"
+DELETED = "lessons/00-welcome.ipynb"
 
 
 def instructor_update(repository: Path, where: dict) -> None:
@@ -157,20 +165,11 @@ def instructor_update(repository: Path, where: dict) -> None:
     after = [cell["id"] for cell in nb["cells"]].index(where["setup"]) + 1
     nb["cells"].insert(after, nbformat.v4.new_markdown_cell(NEW_CELL, id="03-tip"))
     path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    subprocess.run(
-        [
-            "git",
-            "-c",
-            "user.name=Instructor",
-            "-c",
-            "user.email=instructor@localhost",
-            "commit",
-            "-qam",
-            "Lesson 03: a sentence fixed, a tip added, a hint in exercise 3.1",
-        ],
-        cwd=repository,
-        check=True,
-    )
+    (repository / NEW_FILE).write_text(INSTRUCTORS_FILE, encoding="utf-8")
+    instructor = ["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@localhost"]
+    subprocess.run([*instructor, "add", NEW_FILE], cwd=repository, check=True)
+    message = "Lesson 03: a sentence fixed, a tip added, a hint in exercise 3.1; exercises"
+    subprocess.run([*instructor, "commit", "-qam", message], cwd=repository, check=True)
 
 
 async def edit(learner: Learner, how: str, where: dict) -> None:
@@ -181,11 +180,14 @@ async def edit(learner: Learner, how: str, where: dict) -> None:
     cells = cells_of(nb)
     if how == "solved":
         cells[where["stub"]]["source"] = MY_ANSWER
-    elif how == "note":
+    elif how == "note":  # and another notebook deleted
         after = [cell["id"] for cell in nb["cells"]].index(where["setup"]) + 1
         nb["cells"].insert(after, nbformat.v4.new_markdown_cell(NOTE, id="my-note"))
-    elif how == "deleted":
+        await learner.request("DELETE", f"{learner.server}/api/contents/{CLONE}/{DELETED}")
+    elif how == "deleted":  # a cell, and a file of their own made
         nb["cells"] = [cell for cell in nb["cells"] if cell["id"] != where["sentence"]]
+        body = {"type": "file", "format": "text", "content": LEARNERS_FILE}
+        await learner.request("PUT", f"{learner.server}/api/contents/{CLONE}/{NEW_FILE}", body)
     await learner.save_notebook(PATH, nb)
 
 
@@ -268,3 +270,19 @@ def test_every_merged_copy_is_a_valid_notebook(updated):
     _, merged, _, _ = updated
     for nb in merged.values():
         nbformat.validate(nbformat.from_dict(nb))
+
+
+def test_a_notebook_the_learner_deleted_comes_back(updated, hub):
+    restored = hub.home("learner02") / CLONE / DELETED
+    assert restored.is_file()
+    assert restored.read_bytes() == (hub.repository / DELETED).read_bytes()
+
+
+def test_a_file_of_the_learners_own_under_the_instructors_new_name_is_renamed(updated, hub):
+    _, _, logs, _ = updated
+    folder = hub.home("learner03") / CLONE / "lessons"
+    assert (folder / "more-exercises.md").read_text() == INSTRUCTORS_FILE
+    renamed = list(folder.glob("more-exercises__*.md"))  # nbgitpuller's time stamp
+    assert [path.read_text() for path in renamed] == [LEARNERS_FILE]
+    assert "to avoid conflict with upstream" in logs["learner03"]
+    assert not list((hub.home("learner04") / CLONE / "lessons").glob("more-exercises__*"))
