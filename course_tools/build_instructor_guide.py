@@ -200,6 +200,7 @@ def hub_values(course) -> dict[str, str]:
         "hub_cpu": f"{hub['class_cpu_s']:.0f} s",
         "hub_cpu_floor": f"{hub['cpu_floor_s']:.0f} s",
         "hub_learners_per_core": str(max(1, int(3 * hub["alone_s"] / per_learner_cpu))),
+        "hub_load": f"{hub['load_before']:.1f} before the run and {hub['load_after']:.1f} after",
     }
 
 

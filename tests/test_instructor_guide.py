@@ -79,6 +79,7 @@ def test_hub_snippet_comes_from_course_toml_and_the_measured_peaks():
         needed = 1.05 * memory[measured] * 2**20 / 1e9
         assert needed <= gigabytes < needed + 0.25
     assert f"{hub['learners']} learners" in text
+    assert f"load average was {hub['load_before']:.1f} before the run" in text  # shared or not
     assert f"REGISTRY/gradients-on-tape:{COURSE.ref}" in text
     assert "--target-repo-dir /srv/repo" in text and "notebookDir: /home/jovyan" in text
     assert f"https://github.com/{COURSE.repository}" in text

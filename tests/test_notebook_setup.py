@@ -182,8 +182,8 @@ def test_colab_versions_are_a_note_not_a_problem():
         "as they are; the saved outputs come from NumPy 2.4.6, matplotlib 3.11.2 and "
         "ipywidgets 8.1.9, so outputs may differ in the last digits."
     )
-    colab_tensorflow = runtime_line(Runtime("x86_64", "2.19.0", colab=True))
-    assert "TensorFlow is 2.19.0" in colab_tensorflow
+    colab_tensorflow = runtime_line(Runtime("x86_64", COLAB_OLDEST_TENSORFLOW, colab=True))
+    assert f"TensorFlow is {COLAB_OLDEST_TENSORFLOW}" in colab_tensorflow
     assert "(Colab's own version, kept as it is)" in colab_tensorflow
 
 
