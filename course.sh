@@ -12,7 +12,8 @@
 #                        re-run learners' notebooks and tabulate every exercise's
 #                        verdict (no PATH: your own lessons/)
 #   ./course.sh nbgrader DIR
-#                        write an nbgrader course source (and its config) under DIR
+#                        write an nbgrader course source (and its config) under DIR,
+#                        and install nbgrader into .venv-nbgrader (see the guide)
 #
 # Each command but lab and test runs a module of course_tools/ (python -m course_tools.…),
 # which works the same without this script (Windows, conda).
@@ -20,6 +21,10 @@
 # "Set up" means: create the virtual environment .venv if it is absent (with
 # Python 3.10 to 3.13), install the pinned requirements and the course's helper
 # package into it. Running it again only installs what is missing.
+#
+# progress and nbgrader's autograde run learners' notebooks in a sandbox where
+# bubblewrap is installed (Debian's and Ubuntu's package bubblewrap; ./course.sh test
+# installs it), and within resource limits everywhere.
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV="${COURSE_VENV:-.venv}"
@@ -79,6 +84,30 @@ for m in (autodiff_course, course_tools)))" "$here") 2>/dev/null; then
   fi
 }
 
+set_up_grading() {
+  # nbgrader in an environment of its own, "$VENV-nbgrader" (nbgrader adds its menus to
+  # the JupyterLab it is installed beside, and $VENV is the learners' JupyterLab), with
+  # the course's tools (autograde's sandbox) and a "python3" kernel that is $VENV's.
+  local grading="$VENV-nbgrader" stamp
+  stamp="$VENV-nbgrader/.course-installed-requirements-nbgrader.txt"
+  if ! "$grading/bin/python" -m pip --version >/dev/null 2>&1; then
+    echo "Creating $grading for nbgrader."
+    "$VENV/bin/python" -m venv --clear "$grading"
+  fi
+  if ! cmp -s requirements-nbgrader.txt "$stamp"; then
+    echo "Installing nbgrader into $grading (the first time takes a minute)."
+    "$grading/bin/python" -m pip install --quiet --disable-pip-version-check \
+      -r requirements-nbgrader.txt
+    "$grading/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e .
+    cp requirements-nbgrader.txt "$stamp"
+  fi
+  mkdir -p "$grading/share/jupyter/kernels/python3"
+  "$VENV/bin/python" -c 'import json, os, sys; json.dump({"argv": [os.path.abspath(sys.executable),
+"-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "Python 3 (the course)",
+"language": "python"}, open(sys.argv[1], "w"), indent=1)' \
+    "$grading/share/jupyter/kernels/python3/kernel.json"
+}
+
 apt_install() {
   # apt_install COMMAND PACKAGE PURPOSE: install Debian's PACKAGE unless COMMAND exists.
   if command -v "$1" >/dev/null 2>&1; then return; fi
@@ -114,11 +143,13 @@ apt_install_module() {
   }
 }
 
-ensure_browser_tools() {
+ensure_test_tools() {
   # The browser tests drive Debian's chromium (set COURSE_CHROMIUM=/path/to/chromium
-  # elsewhere); the accessibility tests fetch axe-core from the npm registry.
+  # elsewhere); the accessibility tests fetch axe-core and the hub test
+  # configurable-http-proxy from the npm registry; the graders' sandbox is bubblewrap.
   apt_install chromium chromium "the browser tests"
-  apt_install npm npm "the accessibility tests"
+  apt_install npm npm "the accessibility and hub tests"
+  apt_install bwrap bubblewrap "the sandbox of progress and nbgrader's autograde"
 }
 
 # progress and nbgrader run from the caller's folder, so that relative paths mean
@@ -146,7 +177,7 @@ case "$command" in
     ;;
   test)
     set_up requirements-test.txt
-    ensure_browser_tools
+    ensure_test_tools
     # Line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
     exec "$VENV/bin/python" -m pytest --cov=autodiff_course --cov=course_tools \
       --cov-report=term:skip-covered "$@"
@@ -169,7 +200,7 @@ case "$command" in
     ;;
   bench)
     set_up requirements-test.txt
-    ensure_browser_tools
+    ensure_test_tools
     exec "$VENV/bin/python" -m course_tools.benchmark "$@"
     ;;
   progress)
@@ -178,6 +209,7 @@ case "$command" in
     ;;
   nbgrader)
     set_up requirements.txt
+    set_up_grading
     run_course_tool course_tools.nbgrader_export "$@"
     ;;
   *)

@@ -16,5 +16,4 @@ PINS = {
     "matplotlib": "3.11.2",
     "numpy": "2.4.6",
     "tensorflow": "2.21.0",
-    "tomli": "2.5.0",
 }

@@ -59,7 +59,7 @@ SUPPORTED_PYTHON = ((3, 10), (3, 13))
 COLAB_ENVIRONMENT_VARIABLE = "AUTODIFF_COURSE_FORCE_COLAB"
 # The oldest TensorFlow that every lesson has been run with on the simulated Colab
 # (tests/colab/requirements-colab.txt pins the same version).
-COLAB_OLDEST_TENSORFLOW = "2.19.0"
+COLAB_OLDEST_TENSORFLOW = "2.20.0"
 COLAB_RESTART = "then choose Runtime → Restart session"
 
 # Environment variables TensorFlow reads once, when it is imported.

@@ -1,5 +1,6 @@
 """Peak memory: of each notebook's kernel with its widgets exercised, and of the
-Jupyter server; and the memory a hub gives each learner, derived from them.
+Jupyter server; and the memory a hub gives each learner, derived from the peaks that
+a class on a real hub reached (:mod:`course_tools.benchmark_hub`).
 
 The figure is a process's own high-water mark of resident memory, ``VmHWM`` in
 ``/proc/PID/status``, which the process cannot exceed between two samples as a
@@ -147,24 +148,28 @@ def kernel_peak_memory(path: Path) -> tuple[float, float, str]:
 
 
 HUB_STEP_GB = 0.25
+HUB_MARGIN = 1.05
 
 
-def hub_memory(server_mb: float, kernel_mb: float) -> dict:
-    """A hub's per-learner memory guarantee and limit from measured peaks.
+def hub_memory(one_lesson_mb: float, three_notebooks_mb: float) -> dict:
+    """A hub's per-learner memory guarantee and limit from peaks measured on a hub
+    (:mod:`course_tools.benchmark_hub`).
 
-    Guarantee: the single-user server and one lesson's kernel at its peak, what a
-    learner needs to work at all. Limit: the server and two kernels at their peaks,
-    for one lesson finished but still open beside the current one. Both rounded up
-    to a quarter of a gigabyte (Kubernetes' G, 10^9 bytes).
+    Guarantee: a learner's single-user server and one lesson's kernel at their peaks,
+    what a learner needs to work at all. Limit: a learner with three notebooks open (a
+    lesson, its solutions and the lesson before, the heaviest such three), for the
+    learner who never shuts a kernel down. Both are the peak plus 5% (a peak differs by
+    a few megabytes from run to run), rounded up to a quarter of a gigabyte
+    (Kubernetes' G, 10^9 bytes).
     """
 
     def gigabytes(mib: float) -> str:
-        steps = math.ceil(mib * 2**20 / 1e9 / HUB_STEP_GB - 1e-9)
+        steps = math.ceil(mib * HUB_MARGIN * 2**20 / 1e9 / HUB_STEP_GB - 1e-9)
         return f"{steps * HUB_STEP_GB:g}G"
 
     return {
-        "server_mb": server_mb,
-        "kernel_mb": kernel_mb,
-        "guarantee": gigabytes(server_mb + kernel_mb),
-        "limit": gigabytes(server_mb + 2 * kernel_mb),
+        "one_lesson_mb": one_lesson_mb,
+        "three_notebooks_mb": three_notebooks_mb,
+        "guarantee": gigabytes(one_lesson_mb),
+        "limit": gigabytes(three_notebooks_mb),
     }

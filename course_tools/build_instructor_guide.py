@@ -168,26 +168,39 @@ def memory_table(course) -> str:
 
 
 def hub_values(course) -> dict[str, str]:
-    """The hub section's placeholders: the repository and ref of course.toml, and the
-    memory guarantee and limit that ``./course.sh bench --save`` derived."""
+    """The hub section's placeholders: the repository and ref of course.toml, and what
+    ``./course.sh bench --save`` measured of a class on a hub (the memory guarantee
+    and limit derived from it among them)."""
     results = json.loads(BENCHMARK.read_text(encoding="utf-8"))
-    hub = results.get("hub_memory")
-    if not hub:
+    memory, hub = results.get("hub_memory"), results.get("hub")
+    if not memory or not hub:
         raise GuideError(
-            "benchmark/latest.json has no hub memory figures: run ./course.sh bench --save"
+            "benchmark/latest.json has no figures of a class on a hub: run ./course.sh bench --save"
         )
     name = course.repository.split("/")[1]  # nbgitpuller's folder for the clone
+    per_learner_cpu = hub["class_cpu_s"] / hub["learners"]
     return {
         "repository": course.repository,
         "ref": course.ref,
         "nbgitpuller_repo": quote(f"https://github.com/{course.repository}", safe=""),
         "nbgitpuller_urlpath": quote(f"lab/tree/{name}/lessons/00-welcome.ipynb", safe=""),
-        "hub_memory_guarantee": hub["guarantee"],
-        "hub_memory_limit": hub["limit"],
-        "server_peak": f"{hub['server_mb']:.0f} MB",
-        "kernel_peak": f"{hub['kernel_mb']:.0f} MB",
-        "one_lesson": f"{hub['server_mb'] + hub['kernel_mb']:.0f} MB",
-        "two_lessons": f"{hub['server_mb'] + 2 * hub['kernel_mb']:.0f} MB",
+        "hub_memory_guarantee": memory["guarantee"],
+        "hub_memory_limit": memory["limit"],
+        "hub_machine": results["machine"],
+        "hub_learners": str(hub["learners"]),
+        "hub_three_notebooks": ", ".join(f"`{path}`" for path in hub["three_notebooks"]),
+        "hub_one_lesson": f"{memory['one_lesson_mb']:.0f} MB",
+        "hub_three": f"{memory['three_notebooks_mb']:.0f} MB",
+        "hub_alone": f"{hub['alone_s']:.0f} s",
+        "hub_median": f"{hub['median_s']:.0f} s",
+        "hub_p95": f"{hub['p95_s']:.0f} s",
+        "hub_ratio": f"{hub['ratio_p95']:.1f} times",
+        "hub_failures": str(hub["failures"]),
+        "hub_cores": str(hub["cores"]),
+        "hub_cpu": f"{hub['class_cpu_s']:.0f} s",
+        "hub_cpu_floor": f"{hub['cpu_floor_s']:.0f} s",
+        "hub_learners_per_core": str(max(1, int(3 * hub["alone_s"] / per_learner_cpu))),
+        "hub_load": f"{hub['load_before']:.1f} before the run and {hub['load_after']:.1f} after",
     }
 
 

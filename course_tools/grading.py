@@ -4,13 +4,13 @@ Used by :mod:`course_tools.progress` (and the benchmark). Each notebook is copie
 a scratch folder and run there from top to bottom in a fresh kernel, with checks
 printing rather than raising and every verdict written to a report file
 (``AUTODIFF_COURSE_REPORT``); the saved outputs of the learner's file are never
-trusted. Every exercise then gets one verdict:
+trusted. :mod:`course_tools.grading_verdicts` then gives every exercise one verdict
+(correct, not yet, ..., stopped: memory limit, tampered) from what the run gave.
 
-    correct · not yet (with the check's mistake code) · not attempted ·
-    error (a cell raised, or the kernel died, before the check ran) ·
-    timeout (the notebook was stopped at the time limit before the check ran) ·
-    no verdict (the check was not called) ·
-    missing (no notebook for that lesson, or no such exercise in it)
+Each kernel runs contained (:mod:`course_tools.sandbox`): in a sandbox where the
+platform has one, and within limits of memory, processes, CPU time and file size
+everywhere. The report is read after every cell, so a verdict counts only if it was
+written while a cell that calls that exercise's check ran.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import json
 import logging
 import math
 import os
-import re
 import shutil
 import tempfile
 import threading
@@ -32,35 +31,24 @@ from pathlib import Path
 from autodiff_course.checking import REPORT_ENVIRONMENT_VARIABLE
 from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
 from autodiff_course.checking.verdicts import REPEAT_ENVIRONMENT_VARIABLE
-from autodiff_course.checking.verdicts import Status
 
 from .config import Lesson
+from .grading_verdicts import CORRECT
+from .grading_verdicts import ERROR
+from .grading_verdicts import TIMEOUT
+from .grading_verdicts import Verdict
+from .grading_verdicts import death_verdict
+from .grading_verdicts import one_line
+from .grading_verdicts import verdicts_for
 from .lessons import CourseExercises
-from .lessons import Exercise
-from .lessons import find_exercises
-from .lessons import source
 from .notebook_format import read
+from .sandbox import Limits
+from .sandbox import SandboxedKernelManager
 
 KERNEL_NAME = "python3"
 # A lesson's kernel peaks below 0.7 GB (./course.sh bench measures it): allow 1 GB each,
 # and run no more at once than memory holds.
 KERNEL_MEMORY = 1 << 30
-
-CORRECT = "correct"
-WRONG = "not yet"
-NOT_ATTEMPTED = "not attempted"
-ERROR = "error"
-TIMEOUT = "timeout"
-NO_VERDICT = "no verdict"
-MISSING = "missing"
-
-STATUS_TO_VERDICT = {
-    Status.CORRECT.value: CORRECT,
-    Status.WRONG.value: WRONG,
-    Status.NOT_ATTEMPTED.value: NOT_ATTEMPTED,
-}
-# How IPython names a cell in a SyntaxError: "(3938975783.py, line 18)".
-KERNEL_FILE = re.compile(r"\(\d+\.py, line (\d+)\)")
 
 
 @dataclass
@@ -86,14 +74,22 @@ def shown(path: Path) -> str:
 
 @dataclass
 class Run:
-    """What happened when one notebook ran."""
+    """What happened when one notebook ran. ``entries`` holds every verdict the report
+    received, with the index of the code cell that was running when it was written."""
 
     nb: object = None
-    records: list[dict] = field(default_factory=list)
     stopped_cell: int | None = None  # the cell running when it was stopped
     stopped_reason: str | None = None  # TIMEOUT, or ERROR when the kernel died
     failure: str | None = None  # it could not be run at all
     seconds: float = 0.0
+    entries: list[tuple[int | None, dict]] = field(default_factory=list)  # (cell, record)
+    exit_status: int | None = None  # the kernel's, when it died (negative: a signal)
+    log_tail: str = ""  # the end of what the kernel printed to its standard error
+    sandboxed: bool = False
+
+    @property
+    def records(self) -> list[dict]:
+        return [record for _, record in self.entries]
 
 
 class _OutOfTime(Exception):
@@ -129,21 +125,55 @@ def kernel_environment(report: Path, repeat: int = 1) -> dict[str, str]:
     return environment
 
 
-def read_report(report: Path) -> list[dict]:
-    records = []
-    if report.exists():
-        for line in report.read_text(encoding="utf-8", errors="replace").splitlines():
+class ReportWatch:
+    """The report file, read between cells: each verdict is kept with the cell that was
+    running when it was written, and nothing the notebook does to the file later (a
+    rewrite, a deletion) loses what was already read."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.seen = b""
+        self.entries: list[tuple[int | None, dict]] = []
+
+    def collect(self, cell_index: int | None) -> None:
+        """Take what appeared since the last look, as written while ``cell_index`` ran."""
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            data = b""
+        fresh = data[len(self.seen) :] if data.startswith(self.seen) else data
+        complete = fresh[: fresh.rfind(b"\n") + 1]  # a line still being written waits
+        self.seen = data[: len(data) - len(fresh) + len(complete)]
+        for line in complete.decode("utf-8", errors="replace").splitlines():
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
             if isinstance(record, dict) and "exercise" in record:
-                records.append(record)
-    return records
+                self.entries.append((cell_index, record))
 
 
-async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: int = 1) -> Run:
-    """Run a copy of ``original`` in ``workdir`` with a fresh kernel; never raises."""
+def kernel_manager(limits: Limits, sandbox: bool) -> SandboxedKernelManager:
+    return SandboxedKernelManager(
+        kernel_name=KERNEL_NAME,
+        use_sandbox=sandbox,
+        memory_limit=limits.memory,
+        process_limit=limits.processes,
+        cpu_limit=limits.cpu_seconds,
+        file_size_limit=limits.file_size,
+    )
+
+
+async def run_notebook(
+    original: Path,
+    workdir: Path,
+    timeout: float,
+    repeat: int = 1,
+    limits: Limits | None = None,
+    sandbox: bool = True,
+) -> Run:
+    """Run a copy of ``original`` in ``workdir`` with a fresh, contained kernel (in the
+    sandbox where there is one and ``sandbox`` allows it); never raises."""
     from nbclient import NotebookClient
     from nbclient.exceptions import CellTimeoutError
     from nbclient.exceptions import DeadKernelError
@@ -151,17 +181,23 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
     workdir.mkdir(parents=True)
     copy = workdir / original.name
     shutil.copyfile(original, copy)
-    report = workdir / "verdicts.jsonl"
+    report = ReportWatch(workdir / "verdicts.jsonl")
     run = Run()
     started = time.monotonic()
     deadline = started + timeout
-    current = {"cell": None}
+    current: dict[str, int | None] = {"cell": None, "code": None}
+    manager = kernel_manager(limits or Limits.for_timeout(timeout), sandbox)
+    run.sandboxed = manager.sandboxed
+    log_path = workdir.parent / f"{workdir.name}.kernel.log"  # outside the kernel's reach
 
     def remaining(cell) -> int:
         return max(1, math.ceil(deadline - time.monotonic()))
 
     def on_cell_start(cell, cell_index):
+        report.collect(current["code"])
         current["cell"] = cell_index
+        if cell.get("cell_type") == "code":
+            current["code"] = cell_index
         if time.monotonic() >= deadline:
             raise _OutOfTime()
 
@@ -170,17 +206,18 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
         run.nb = nb
         client = NotebookClient(
             nb,
+            km=manager,
             timeout_func=remaining,
             startup_timeout=max(30, int(timeout)),
             resources={"metadata": {"path": str(workdir)}},
             on_cell_start=on_cell_start,
             **CLIENT_SETTINGS,
         )
-        with open(workdir / "kernel.log", "wb") as log:
+        with open(log_path, "wb") as log:
             # The kernel's own chatter goes to a log file, not to the report.
             await asyncio.wait_for(
                 client.async_execute(
-                    env=kernel_environment(report, repeat), stdout=log, stderr=log
+                    env=kernel_environment(report.path, repeat), stdout=log, stderr=log
                 ),
                 timeout + 60,
             )
@@ -191,133 +228,31 @@ async def run_notebook(original: Path, workdir: Path, timeout: float, repeat: in
     except Exception as error:  # noqa: BLE001 (reported as one line, never a traceback)
         text = str(error).strip().splitlines()
         run.failure = f"{type(error).__name__}: {text[0] if text else ''}".strip()
+    finally:
+        run.exit_status = manager.exit_status()
+        await stop_kernel(manager)
+    report.collect(current["code"])
     run.seconds = time.monotonic() - started
-    run.records = read_report(report)
+    run.entries = report.entries
+    try:
+        run.log_tail = log_path.read_bytes()[-4000:].decode("utf-8", errors="replace")
+    except OSError:
+        pass
+    last_words = [line.strip() for line in run.log_tail.splitlines() if line.strip()]
+    if run.failure and last_words:
+        run.failure += f"; its last words: {one_line(last_words[-1], 200)}"
     return run
 
 
-# ------------------------------------------------------------------------- verdicts
-
-
-@dataclass
-class Verdict:
-    exercise: Exercise
-    verdict: str
-    mistake: str = ""
-    detail: str = ""
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def code_cell_number(nb, index: int) -> int:
-    return sum(1 for cell in nb.cells[: index + 1] if cell.get("cell_type") == "code")
-
-
-def cell_label(nb, index: int) -> str:
-    lines = [line.strip() for line in source(nb.cells[index]).splitlines() if line.strip()]
-    first = lines[0] if lines else ""
-    if len(first) > 50:
-        first = first[:47] + "..."
-    return f"code cell {code_cell_number(nb, index)}" + (f" (`{first}`)" if first else "")
-
-
-def raised_cells(nb) -> list[tuple[int, str]]:
-    """(cell index, "Type: first line of the message") for every cell that raised."""
-    found = []
-    for index, cell in enumerate(nb.cells):
-        if cell.get("cell_type") != "code":
-            continue
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                lines = str(output.get("evalue", "")).strip().splitlines()
-                first = KERNEL_FILE.sub(r"(line \1 of the cell)", lines[0] if lines else "")
-                message = f"{output.get('ename', 'Error')}: {first}"
-                found.append((index, one_line(message.rstrip(": "), 200)))
-                break
-    return found
-
-
-def verdicts_for(submission: Submission, run: Run, exercises) -> list[Verdict]:
-    """One verdict per current exercise of the lesson, from what the run reported."""
-    nb = run.nb
-    latest: dict[str, dict] = {}
-    for record in run.records:
-        latest[str(record.get("exercise"))] = record  # the last check of each counts
-    where = {found.number: found for found in find_exercises(nb)}
-    errors = raised_cells(nb)
-    results = []
-    for exercise in exercises:
-        record = latest.get(exercise.number)
-        if record is not None:
-            verdict = STATUS_TO_VERDICT.get(record.get("status"), WRONG)
-            mistake = (record.get("mistake") or "") if verdict == WRONG else ""
-            detail = "" if verdict == NOT_ATTEMPTED else one_line(record.get("message", ""))
-            results.append(Verdict(exercise, verdict, mistake, detail))
-            continue
-        found = where.get(exercise.number)
-        if found is None:
-            results.append(
-                Verdict(
-                    exercise,
-                    MISSING,
-                    detail=(
-                        f"this notebook has no exercise {exercise.number} (it is from another "
-                        f"version of the lesson)"
-                    ),
-                )
-            )
-            continue
-        check_cell = found.check_cell
-        last = check_cell if check_cell is not None else found.heading_cell
-        if run.stopped_reason and (run.stopped_cell is None or run.stopped_cell <= last):
-            place = (
-                "before its first cell ran"
-                if run.stopped_cell is None
-                else f"in {cell_label(nb, run.stopped_cell)}"
-            )
-            if run.stopped_reason == TIMEOUT:
-                results.append(
-                    Verdict(
-                        exercise,
-                        TIMEOUT,
-                        detail=(f"the notebook was stopped at the time limit {place}"),
-                    )
-                )
-            else:
-                results.append(Verdict(exercise, ERROR, detail=f"the kernel died {place}"))
-            continue
-        # The first cell that raised: the learner's own code of this exercise, else
-        # anything above it (the setup cell, an earlier exercise), else the check
-        # call itself.
-        inside = [(i, m) for i, m in errors if found.heading_cell <= i < last]
-        before = [(i, m) for i, m in errors if i < found.heading_cell]
-        itself = [(i, m) for i, m in errors if i == last and check_cell is not None]
-        culprit = (inside or before or itself or [None])[0]
-        if culprit is not None:
-            index, message = culprit
-            results.append(
-                Verdict(exercise, ERROR, detail=(f"{cell_label(nb, index)} raised {message}"))
-            )
-        elif check_cell is None:
-            results.append(
-                Verdict(
-                    exercise,
-                    NO_VERDICT,
-                    detail=(f"the check call `check.{exercise.check}(...)` is not in the notebook"),
-                )
-            )
-        else:
-            results.append(
-                Verdict(
-                    exercise,
-                    NO_VERDICT,
-                    detail=(f"{cell_label(nb, check_cell)} ran but its check reported nothing"),
-                )
-            )
-    return results
+async def stop_kernel(manager: SandboxedKernelManager) -> None:
+    """Stop the kernel and everything it started, and remove its temporary folders."""
+    try:
+        if manager.has_kernel:
+            await manager.shutdown_kernel(now=True)
+    except Exception:  # noqa: BLE001 (already gone: nothing more to stop)
+        pass
+    finally:
+        await manager.cleanup_resources()
 
 
 # -------------------------------------------------------------------------- grading
@@ -371,8 +306,15 @@ def default_jobs() -> int:
 
 
 async def grade_all(
-    submissions: list[Submission], course: CourseExercises, timeout: float, jobs: int, say
+    submissions: list[Submission],
+    course: CourseExercises,
+    timeout: float,
+    jobs: int,
+    say,
+    limits: Limits | None = None,
+    sandbox: bool = True,
 ) -> tuple[list[Graded], list[str]]:
+    """Grade every submission, ``jobs`` at a time, each in a contained kernel."""
     graded: list[Graded] = []
     failures: list[str] = []
     gate = asyncio.Semaphore(jobs)
@@ -381,7 +323,13 @@ async def grade_all(
 
         async def grade(number: int, submission: Submission):
             async with gate:
-                run = await run_notebook(submission.path, Path(scratch) / f"{number:04d}", timeout)
+                run = await run_notebook(
+                    submission.path,
+                    Path(scratch) / f"{number:04d}",
+                    timeout,
+                    limits=limits,
+                    sandbox=sandbox,
+                )
             done["count"] += 1
             label = f"{submission.learner} · {shown(submission.path)}"
             if run.failure:
@@ -395,7 +343,7 @@ async def grade_all(
             if run.stopped_reason == TIMEOUT:
                 stop = f", stopped at the {timeout:g} s time limit"
             elif run.stopped_reason == ERROR:
-                stop = ", the kernel died"
+                stop = f", {death_verdict(run)[1]}"
             say(
                 f"[{done['count']}/{len(submissions)}] {label}: {passed} of {len(verdicts)} "
                 f"correct ({run.seconds:.1f} s{stop})"

@@ -13,6 +13,8 @@ Writes ``DIR/source/<lesson>/<lesson>.ipynb`` for every lesson with exercises, f
   check inside :func:`autodiff_course.checking.strict_checks`, so that anything but
   *correct* fails the cell (nbgrader's kernel needs no particular environment);
 * every other cell is read-only (locked);
+* ``nbgrader autograde`` runs each submission contained (:mod:`course_tools.nbgrader_sandbox`):
+  in the sandbox where there is one, within resource limits everywhere;
 * cells that exist only in solutions/ (tagged ``answers``, ``solution-only`` or
   ``instructor-only``) are left out, as in the learner's copy.
 
@@ -65,8 +67,18 @@ c.ClearSolutions.text_stub = {text_stub!r}
 # A lesson runs in well under a minute on two cores; leave room for a slow machine.
 # The kernel that autograde starts is the notebooks' own, "python3": it must have the
 # course's packages (TensorFlow and autodiff_course), as the course's .venv and the
-# hub image have.
+# hub image have (./course.sh nbgrader points nbgrader's "python3" at the course's .venv).
 c.Execute.timeout = 300
+
+# Learners' notebooks are someone else's code: autograde runs each one contained, in
+# a sandbox where this machine has one (bubblewrap on Linux: the course read-only, your
+# home hidden, a temporary home and working folder, no network) and, everywhere, within
+# limits of memory, processes, CPU time and file size (c.SandboxedKernelManager.*).
+# It needs the course's tools beside nbgrader, as ./course.sh nbgrader installs them.
+from course_tools.nbgrader_sandbox import autograde_steps  # noqa: E402
+
+c.Autograde.autograde_preprocessors = autograde_steps()
+c.SandboxedKernelManager.copy_working_folder = True
 '''
 
 
@@ -244,7 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         print("Nothing was exported.")
         return 1
     print(f"Points: {POINTS_SCHEME}.")
-    print(f"Next: cd {target} && nbgrader generate_assignment {written[0].parent.name}")
+    grading = Path(f"{sys.prefix}-nbgrader")  # where ./course.sh nbgrader installs nbgrader
+    activate = f"source {grading}/bin/activate && " if (grading / "bin").is_dir() else ""
+    print(f"Next: {activate}cd {target} && nbgrader generate_assignment {written[0].parent.name}")
     return 0
 
 

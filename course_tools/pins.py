@@ -24,6 +24,8 @@ from .derived import report_stale
 PINS_MODULE = ROOT / "autodiff_course" / "_pins.py"
 # Distributions of one package: the setup cell reports the CPU-only wheel as TensorFlow.
 SAME_PACKAGE = {"tensorflow-cpu": "tensorflow"}
+# The Python the saved outputs are produced with (./course.sh picks it first).
+OUTPUTS_PYTHON = "3.11"
 
 HEADER = '''\
 """The exact versions requirements.txt pins, for the setup cell's report.
@@ -41,10 +43,30 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def for_the_outputs(requirement) -> bool:
+    """Whether a requirement applies to the Python the outputs are produced with
+    (:data:`OUTPUTS_PYTHON`), on any platform."""
+    if requirement.marker is None:
+        return True
+    return any(
+        requirement.marker.evaluate(
+            {
+                "sys_platform": platform,
+                "platform_system": system,
+                "python_version": OUTPUTS_PYTHON,
+                "python_full_version": f"{OUTPUTS_PYTHON}.0",
+            }
+        )
+        for platform, system in (("linux", "Linux"), ("darwin", "Darwin"), ("win32", "Windows"))
+    )
+
+
 def read_pins(path: Path = REQUIREMENTS) -> dict[str, str]:
-    """Name -> exact version of every requirement in ``path``, whatever its platform
-    marker (``tensorflow-cpu`` counted as ``tensorflow``). Raises ValueError for a
-    requirement that is not pinned exactly or a package pinned at two versions."""
+    """Name -> exact version of every requirement in ``path`` that applies to the
+    outputs' Python, whatever its platform marker (``tensorflow-cpu`` counted as
+    ``tensorflow``); the pins for older Pythons (3.10, which lacks wheels of the
+    newest releases) are pip's business only. Raises ValueError for a requirement that
+    is not pinned exactly or a package pinned at two versions."""
     from packaging.requirements import Requirement
 
     pins: dict[str, str] = {}
@@ -56,6 +78,8 @@ def read_pins(path: Path = REQUIREMENTS) -> dict[str, str]:
         specifiers = list(requirement.specifier)
         if len(specifiers) != 1 or specifiers[0].operator != "==":
             raise ValueError(f"{path.name}, line {number}: {line!r} is not pinned exactly")
+        if not for_the_outputs(requirement):
+            continue
         name = canonical(requirement.name)
         name = SAME_PACKAGE.get(name, name)
         version = specifiers[0].version

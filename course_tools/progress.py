@@ -1,6 +1,7 @@
 """Where each learner stands: re-run their lesson notebooks and gather every verdict.
 
     python -m course_tools.progress PATH... [--csv FILE] [--timeout SECONDS] [--jobs N]
+                                            [--no-sandbox]
     ./course.sh progress PATH...                  (the same, after setting up .venv)
 
 PATH is a lesson notebook, a folder of one learner's lesson notebooks, or a class
@@ -18,8 +19,17 @@ outputs saved in them are ignored. Every exercise then gets one verdict:
     correct · not yet (with the check's mistake code) · not attempted ·
     error (a cell raised, or the kernel died, before the check ran) ·
     timeout (the notebook was stopped at the time limit before the check ran) ·
+    stopped: memory limit · stopped: process limit · stopped: CPU time limit ·
+    stopped: file size limit · stopped: sandbox (contained before the check ran) ·
+    tampered (the notebook wrote a verdict into the report itself) ·
     no verdict (the check was not called) ·
     missing (no notebook for that lesson, or no such exercise in it)
+
+A learner's notebook is someone else's code: each runs contained
+(:mod:`course_tools.sandbox`), in a sandbox where the platform has one (bubblewrap on
+Linux: the course read-only, the homes hidden, a temporary home and folder, no
+network) and within limits of memory, processes, CPU time and file size everywhere.
+The first line printed says which; ``--no-sandbox`` keeps only the limits.
 
 The exercises, their titles and their order are read from ``solutions/`` when the
 tool runs. Input that cannot be graded (a folder with no notebooks, a file that is
@@ -31,6 +41,8 @@ exercises match. The exit status is 1 only when nothing at all could be graded.
 from __future__ import annotations
 
 import argparse
+import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -50,6 +62,9 @@ from .progress_table import render_table
 from .progress_table import render_totals
 from .progress_table import table_cells
 from .progress_table import write_csv
+from .sandbox import Limits
+from .sandbox import announcement
+from .sandbox import sandbox_support
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -233,11 +248,24 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="notebooks to run at once (default: the number of cores, fewer if memory is short)",
     )
+    p.add_argument(
+        "--no-sandbox",
+        dest="sandbox",
+        action="store_false",
+        help="run the notebooks outside the sandbox even where there is one "
+        "(their resource limits still apply)",
+    )
     return p
 
 
-def main(argv: list[str] | None = None, out=None, course: CourseExercises | None = None) -> int:
-    """The command line; ``course`` (default: this course) is where exercises come from."""
+def main(
+    argv: list[str] | None = None,
+    out=None,
+    course: CourseExercises | None = None,
+    limits: Limits | None = None,
+) -> int:
+    """The command line; ``course`` (default: this course) is where exercises come from,
+    ``limits`` (default: :meth:`Limits.for_timeout`) what each kernel may use."""
     out = out or sys.stdout
 
     def say(line: str = "") -> None:
@@ -262,15 +290,17 @@ def main(argv: list[str] | None = None, out=None, course: CourseExercises | None
     gathered = gather(paths, course, learner)
     for note in gathered.notes:
         say(note)
+    limits = limits or Limits.for_timeout(args.timeout)
     if gathered.submissions:
         count = len(gathered.submissions)
         say(
             f"Running {count} notebook{'s' if count != 1 else ''}, {min(jobs, count)} "
             f"at a time (time limit {args.timeout:g} s each)."
         )
+        say(announcement(limits, sandboxed=args.sandbox and sandbox_support().available))
     try:
         graded, failures = run_to_completion(
-            grade_all(gathered.submissions, course, args.timeout, jobs, say)
+            grade_all(gathered.submissions, course, args.timeout, jobs, say, limits, args.sandbox)
         )
     except KeyboardInterrupt:
         say("Stopped before every notebook was graded.")
@@ -328,13 +358,14 @@ def run_plainly(notebooks: list[Path]) -> float:
 def benchmark(
     folder: Path | None = None, jobs: tuple[int, ...] = (1, 2), out=None
 ) -> dict[str, float]:
-    """Time ``progress`` over one learner's lessons against running them once.
+    """Time ``progress`` over one learner's lessons against running them once, and the
+    sandbox's cost over a class.
 
     Runs every notebook of ``folder`` (default: the course's ``lessons/``) once, one
-    after the other, then grades the folder with each ``--jobs`` value in ``jobs``.
-    Prints one line per figure and returns them (seconds, and ratios to the plain run).
+    after the other, then grades the folder with each ``--jobs`` value in ``jobs``, then
+    a class of five copies of it with and without the sandbox. Prints one line per
+    figure and returns them (seconds, and ratios).
     """
-    import io
 
     out = out or sys.stdout
     course = CourseExercises()
@@ -349,11 +380,7 @@ def benchmark(
         flush=True,
     )
     for n in jobs:
-        started = time.perf_counter()
-        status = main([str(folder), "--jobs", str(n)], out=io.StringIO())
-        seconds = time.perf_counter() - started
-        if status != 0:
-            raise RuntimeError(f"progress failed on {folder}")
+        seconds = timed_progress([str(folder), "--jobs", str(n)])
         figures[f"progress_jobs_{n}"] = seconds
         figures[f"ratio_jobs_{n}"] = seconds / figures["plain"]
         print(
@@ -362,7 +389,52 @@ def benchmark(
             file=out,
             flush=True,
         )
+    figures.update(sandbox_overhead(folder, out=out))
     return figures
+
+
+def timed_progress(arguments: list[str]) -> float:
+    import io
+
+    started = time.perf_counter()
+    if main(arguments, out=io.StringIO()) != 0:
+        raise RuntimeError(f"progress {' '.join(arguments)} failed")
+    return time.perf_counter() - started
+
+
+def sandbox_overhead(folder: Path, learners: int = 5, out=None) -> dict[str, float]:
+    """``progress`` over a class of ``learners``, each with the notebooks of ``folder``,
+    with the sandbox and without (the limits apply to both), in the order with,
+    without, without, with, so that a drift of the machine's load cancels out."""
+    out = out or sys.stdout
+    if not sandbox_support().available:
+        print(f"sandbox overhead: not measured ({sandbox_support().reason})", file=out)
+        return {}
+    with tempfile.TemporaryDirectory(prefix="course-class-") as scratch:
+        for n in range(1, learners + 1):
+            shutil.copytree(folder, Path(scratch) / f"learner{n}", ignore=_not_notebooks)
+        runs: dict[bool, list[float]] = {True: [], False: []}
+        for sandboxed in (True, False, False, True):
+            flags = [] if sandboxed else ["--no-sandbox"]
+            runs[sandboxed].append(timed_progress([scratch, *flags]))
+    with_sandbox, without = (statistics.mean(runs[k]) for k in (True, False))
+    overhead = with_sandbox / without - 1
+    print(
+        f"progress over a class of {learners}: {with_sandbox:.1f} s in the sandbox, "
+        f"{without:.1f} s without ({100 * overhead:+.1f}%; target <= 10%)",
+        file=out,
+        flush=True,
+    )
+    return {
+        "class_learners": learners,
+        "class_sandbox": with_sandbox,
+        "class_no_sandbox": without,
+        "sandbox_overhead": overhead,
+    }
+
+
+def _not_notebooks(folder, names):
+    return [name for name in names if not name.endswith(".ipynb")]
 
 
 if __name__ == "__main__":

@@ -6,15 +6,21 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from .grading import CORRECT
-from .grading import ERROR
-from .grading import MISSING
-from .grading import NO_VERDICT
-from .grading import NOT_ATTEMPTED
-from .grading import TIMEOUT
-from .grading import WRONG
 from .grading import Graded
 from .grading import shown
+from .grading_verdicts import CORRECT
+from .grading_verdicts import CPU_LIMIT
+from .grading_verdicts import ERROR
+from .grading_verdicts import FILE_SIZE_LIMIT
+from .grading_verdicts import MEMORY_LIMIT
+from .grading_verdicts import MISSING
+from .grading_verdicts import NO_VERDICT
+from .grading_verdicts import NOT_ATTEMPTED
+from .grading_verdicts import PROCESS_LIMIT
+from .grading_verdicts import SANDBOX
+from .grading_verdicts import TAMPERED
+from .grading_verdicts import TIMEOUT
+from .grading_verdicts import WRONG
 from .lessons import CourseExercises
 
 SYMBOLS = {
@@ -23,6 +29,12 @@ SYMBOLS = {
     NOT_ATTEMPTED: ".",
     ERROR: "E",
     TIMEOUT: "T",
+    MEMORY_LIMIT: "M",
+    PROCESS_LIMIT: "P",
+    CPU_LIMIT: "C",
+    FILE_SIZE_LIMIT: "F",
+    SANDBOX: "S",
+    TAMPERED: "!",
     NO_VERDICT: "?",
     MISSING: "-",
 }
@@ -32,6 +44,12 @@ LEGEND = {
     NOT_ATTEMPTED: "not attempted",
     ERROR: "error: a cell raised before the check ran",
     TIMEOUT: "stopped at the time limit before the check ran",
+    MEMORY_LIMIT: "stopped at the memory limit",
+    PROCESS_LIMIT: "stopped at the process limit",
+    CPU_LIMIT: "stopped at the CPU time limit",
+    FILE_SIZE_LIMIT: "stopped at the file size limit",
+    SANDBOX: "stopped by the sandbox (a file outside its folder, the network)",
+    TAMPERED: "the notebook wrote a verdict into the report itself",
     NO_VERDICT: "the check was not called",
     MISSING: "no notebook, or no such exercise in it",
 }
@@ -120,12 +138,12 @@ def render_totals(lessons, learners, cells, course: CourseExercises) -> str:
 
 
 def render_attention(graded: list[Graded]) -> str:
-    """Errors, timeouts and missing checks, grouped per notebook and cause."""
+    """Errors, timeouts, contained code and missing checks, grouped per notebook and cause."""
     lines = []
     for g in graded:
         grouped: dict[tuple[str, str], list[str]] = {}
         for v in g.verdicts:
-            if v.verdict in (ERROR, TIMEOUT, NO_VERDICT):
+            if v.verdict not in (CORRECT, WRONG, NOT_ATTEMPTED, MISSING):
                 grouped.setdefault((v.verdict, v.detail), []).append(v.exercise.number)
         for (verdict, detail), numbers in grouped.items():
             which = ("exercise " if len(numbers) == 1 else "exercises ") + ", ".join(numbers)

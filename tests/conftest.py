@@ -14,7 +14,9 @@ offers helpers, as fixtures so that no test module imports another:
 * ``display_bundle(shown)`` returns a course widget's display bundle, checked for the
   three views every widget offers (live widget, still picture, plain text);
 * ``tracked_files_copy(target)`` copies the repository as git would hand it out (the
-  files it tracks, or would track), for the Binder and Colab tests.
+  files it tracks, or would track), for the Binder and Colab tests;
+* ``installed_python(version, purpose)`` is that Python of this machine, for the
+  tests that run the notebooks on another Python (Colab's, the oldest the course takes).
 
 What every check promises whatever its lesson (stubs, non-functions, raising or
 malformed answers, strict mode) is tested once for all in ``test_checker_contract.py``.
@@ -22,14 +24,14 @@ malformed answers, strict mode) is tested once for all in ``test_checker_contrac
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import os
 from pathlib import Path
 
 import pytest
 
 from autodiff_course.checking import Status
-from course_tools.config import ROOT
+from course_tools.interpreters import find_python
+from course_tools.tracked_files import copy_tracked
 
 
 def _judge(check, answer, mistake=None, *, runs=1):
@@ -95,24 +97,23 @@ def display_bundle():
     return _display_bundle
 
 
-def _tracked_files_copy(target: Path) -> Path:
-    """The repository as Binder or ``pip install git+https://...`` sees it: the files
-    git tracks (or would track: new files not ignored by .gitignore), nothing else."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            destination = target / name
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination)
-    return target
+def _installed_python(version: str, purpose: str) -> Path:
+    """Python ``version`` of this machine (``find_python``); without one the test skips,
+    and fails under CI, where every Python the tests need is installed."""
+    found = find_python(version)
+    if found is None:
+        message = f"no Python {version} here: install it {purpose}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture(scope="session")
+def installed_python():
+    return _installed_python
 
 
 @pytest.fixture(scope="session")
 def tracked_files_copy():
-    return _tracked_files_copy
+    return copy_tracked

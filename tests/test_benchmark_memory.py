@@ -11,6 +11,7 @@ from notebooks import LESSONS
 from notebooks import load
 
 from course_tools import benchmark
+from course_tools import benchmark_hub
 from course_tools import benchmark_memory
 
 pytestmark = pytest.mark.skipif(
@@ -53,11 +54,13 @@ def test_peak_of_a_process_that_is_gone_says_why():
         benchmark_memory.peak_resident_mb(process.pid)
 
 
-def test_hub_memory_holds_the_server_and_one_or_two_kernels_at_their_peaks():
-    hub = benchmark_memory.hub_memory(server_mb=150.0, kernel_mb=820.0)
-    assert hub["guarantee"] == "1.25G"  # 970 MiB = 1.017 GB
-    assert hub["limit"] == "2G"  # 1790 MiB = 1.877 GB
-    assert benchmark_memory.hub_memory(100.0, 700.0)["limit"] == "1.75G"  # 1500 MiB = 1.573 GB
+def test_hub_memory_is_the_measured_peaks_plus_5_percent_rounded_up():
+    hub = benchmark_memory.hub_memory(one_lesson_mb=743.0, three_notebooks_mb=2099.0)
+    assert hub["guarantee"] == "1G"  # 743 MiB x 1.05 = 0.818 GB
+    assert hub["limit"] == "2.5G"  # 2099 MiB x 1.05 = 2.311 GB
+    assert benchmark_memory.hub_memory(900.0, 1500.0)["guarantee"] == "1G"  # 0.991 GB
+    assert benchmark_memory.hub_memory(910.0, 1500.0)["guarantee"] == "1.25G"  # 1.002 GB
+    assert benchmark_memory.hub_memory(700.0, 1500.0)["limit"] == "1.75G"  # 1.652 GB
 
 
 class EveryControl:
@@ -146,6 +149,8 @@ def test_benchmark_table_names_the_measure():
 
     text = inspect.getsource(benchmark)
     assert "kernel peak memory (VmHWM)" in text
-    assert "hub memory guarantee per learner" in text and "hub memory limit per learner" in text
+    assert "rows += benchmark_hub.rows(hub)" in text  # the class on a hub, in the same table
+    hub = inspect.getsource(benchmark_hub.rows)
+    assert "hub memory guarantee per learner" in hub and "hub memory limit per learner" in hub
     driver = inspect.getsource(benchmark_memory.kernel_peak_memory)
     assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in driver

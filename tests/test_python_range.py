@@ -4,6 +4,8 @@ The range is read from the installed TensorFlow distribution itself (its
 ``Requires-Python`` and its ``Programming Language :: Python :: 3.x``
 classifiers), so that moving the TensorFlow pin moves this test's expectation;
 then ``course.sh``, the setup cell and ``pyproject.toml`` must all agree with it.
+The oldest of them is not only accepted but used: requirements.txt is installed
+with it (``.cache/oldest-python/``), and every notebook runs there top to bottom.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from autodiff_course.notebook_setup import PINNED
 from autodiff_course.notebook_setup import SUPPORTED_PYTHON
 from autodiff_course.notebook_setup import diagnose
 from course_tools.config import ROOT
+from course_tools.config import load_course
+from course_tools.interpreters import cached_environment
+from course_tools.interpreters import run_notebook
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,3 +142,43 @@ def test_course_sh_accepts_exactly_the_wheels_range(tmp_path):
 def test_readme_states_the_range():
     low, high = wheel_range()
     assert f"Python {low[0]}.{low[1]} to {high[0]}.{high[1]}" in (ROOT / "README.md").read_text()
+
+
+# ------------------------------------------------------- the oldest Python, for real
+
+OLDEST = ROOT / ".cache" / "oldest-python"
+
+
+@pytest.fixture(scope="module")
+def oldest_python(installed_python):
+    """requirements.txt and the helper package installed with the oldest Python the
+    course accepts, as ./course.sh would install them there (built once, then cached)."""
+    low, _ = SUPPORTED_PYTHON
+    base = installed_python(f"{low[0]}.{low[1]}", "to test the oldest Python")
+    return cached_environment(
+        base, OLDEST, [["-r", "requirements.txt"], ["--no-deps", "-e", "."]], cwd=ROOT
+    )
+
+
+OLDEST_NOTEBOOKS = [
+    pytest.param(folder, lesson, id=f"{folder}/{lesson.slug}")
+    for folder in ("lessons", "solutions")
+    for lesson in load_course().lessons
+]
+
+
+@pytest.mark.parametrize("folder, lesson", OLDEST_NOTEBOOKS)
+def test_every_notebook_runs_on_the_oldest_python(folder, lesson, oldest_python, tmp_path):
+    """Top to bottom, no cell raising, solutions strict, the setup cell content. The
+    outputs are not compared: NumPy and matplotlib are older releases there."""
+    import nbformat
+
+    from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE
+
+    low, _ = SUPPORTED_PYTHON
+    nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
+    strict = {STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0"}
+    run_notebook(nb, oldest_python, ROOT / folder, tmp_path / "kernels", strict)
+    setup = next(cell for cell in nb.cells if cell.cell_type == "code")
+    report = "".join(output.get("text", "") for output in setup.outputs)
+    assert report.startswith(f"Environment OK: Python {low[0]}.{low[1]}, TensorFlow "), report

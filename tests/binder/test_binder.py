@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
+
+from course_tools import hub_image
 
 ROOT = Path(__file__).resolve().parents[2]
 BINDER = ROOT / "binder"
@@ -73,19 +73,6 @@ def test_binder_pins_equal_the_top_level_pins_for_linux():
     assert shared == pins(ROOT / "requirements.txt")
 
 
-def base_image_packages() -> dict[str, str]:
-    """name -> version of the conda packages in repo2docker's base environment."""
-    from importlib.util import find_spec
-
-    package = Path(find_spec("repo2docker").origin).parent  # found, not imported
-    lock = package / "buildpacks" / "conda" / "environment.py-3.11-linux-64.lock"
-    found = {}
-    for url in re.findall(r"/([^/\s]+)\.conda#", lock.read_text()):
-        name, version, _build = url.rsplit("-", 2)
-        found[name.lower().replace("_", "-")] = version
-    return found
-
-
 def test_binder_replaces_the_base_images_notebook_and_jupyterlab():
     """The base image brings its own notebook and jupyterlab; the pins must win.
 
@@ -93,7 +80,7 @@ def test_binder_replaces_the_base_images_notebook_and_jupyterlab():
     pinned jupyterlab 4.6; pip replaces both because binder/ pins both (the
     environment test below installs them and runs ``pip check``).
     """
-    base, binder = base_image_packages(), pins(BINDER / "requirements.txt")
+    base, binder = hub_image.base_image_packages(), pins(BINDER / "requirements.txt")
     for name in ("notebook", "jupyterlab"):
         assert name in base, f"repo2docker's base image no longer brings {name}"
         assert name in binder, f"binder/requirements.txt must pin {name}"
@@ -160,25 +147,23 @@ def test_start_hands_over_to_the_server():
     assert (BINDER / "start").read_text().rstrip().endswith('exec "$@"')
 
 
-def fresh_venv(path: Path) -> Path:
-    venv.EnvBuilder(with_pip=True, clear=True).create(path)
-    return path / "bin"
-
-
 @pytest.fixture(scope="module")
 def binder_copy(tmp_path_factory, tracked_files_copy):
     return tracked_files_copy(tmp_path_factory.mktemp("binder") / "repo")
 
 
-def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder_copy):
+def test_repo2docker_dockerfile_puts_the_course_outside_the_home(binder_copy):
     """The hub image recipe, as instructors/guide-header.md builds it, minus the build.
 
     ``--no-build --debug`` prints the Dockerfile without contacting Docker, so this
-    runs where no Docker daemon is.
+    runs where no Docker daemon is. ``--target-repo-dir /srv/repo`` keeps the course
+    (its start script and the helper package's editable install) out of the home,
+    which Zero to JupyterHub covers with each learner's own volume.
     """
     environment = dict(os.environ, DOCKER_HOST="unix:///nonexistent/docker.sock")
     guide = (ROOT / "instructors" / "guide-header.md").read_text()
-    assert "repo2docker --ref {{ref}} --no-run --user-name jovyan --user-id 1000" in guide
+    command = "repo2docker --ref {{ref}} --no-run --user-name jovyan --user-id 1000 \\\n"
+    assert command + "       --target-repo-dir /srv/repo \\\n" in guide
     done = subprocess.run(
         [
             REPO2DOCKER,
@@ -189,6 +174,8 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
             "jovyan",
             "--user-id",
             "1000",
+            "--target-repo-dir",
+            "/srv/repo",
             "--image-name",
             "gradients-on-tape:test",
             str(binder_copy),
@@ -200,6 +187,15 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
     )
     dockerfile = done.stdout + done.stderr
     assert done.returncode == 0, dockerfile[-2000:]
+    # The course goes wherever REPO_DIR says, a build argument that repo2docker sets
+    # to --target-repo-dir (and to the home without it); the home stays the home.
+    assert "ARG REPO_DIR=${HOME}\nENV REPO_DIR=${REPO_DIR}\n" in dockerfile
+    assert "    HOME=/home/${NB_USER}" in dockerfile
+    assert "WORKDIR ${REPO_DIR}" in dockerfile
+    from repo2docker.__main__ import make_r2d
+
+    app = make_r2d(["--no-build", "--target-repo-dir", "/srv/repo", str(binder_copy)])
+    assert app.target_repo_dir == "/srv/repo"
     assert 'pip install --no-cache-dir -r "binder/requirements.txt"' in dockerfile
     assert "RUN ./binder/postBuild" in dockerfile
     assert 'R2D_ENTRYPOINT="${REPO_DIR}/binder/start"' in dockerfile
@@ -212,20 +208,35 @@ def test_repo2docker_dockerfile_installs_requirements_and_runs_post_build(binder
     assert copy_all < dockerfile.index("RUN ./binder/postBuild")
 
 
-def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, tmp_path):
-    """A fresh venv from binder/requirements.txt, then postBuild, then start."""
-    bin_dir = fresh_venv(tmp_path / "binder-env")
-    environment = dict(
-        os.environ,
-        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        VIRTUAL_ENV=str(bin_dir.parent),
-    )
-    environment.pop("AUTODIFF_COURSE_STRICT", None)
+@pytest.fixture(scope="module")
+def image():
+    """The environment binder/ makes, as the hub image has it (course_tools.hub_image:
+    binder/requirements.txt, pip check, postBuild, the image's jupyterhub-singleuser)."""
+    return hub_image.build(say=print)
+
+
+def test_the_image_has_nbgitpuller_and_the_hubs_single_user_server(image):
+    environment = image.environment()
+    for code in ("import nbgitpuller", "import jupyterhub.singleuser"):
+        subprocess.run([image.python, "-c", code], env=environment, check=True, cwd="/")
+    found = subprocess.run(
+        [image.python, "-c", "import jupyterhub; print(jupyterhub.__version__)"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert found == hub_image.jupyterhub_version()
+
+
+def test_environment_built_like_binder_passes_nbval_on_the_lessons(image):
+    """The lessons, run by binder/start in that environment, match their saved outputs."""
+    environment = image.environment()
 
     def run(*command, timeout=1800):
         done = subprocess.run(
             command,
-            cwd=binder_copy,
+            cwd=image.repo,
             env=environment,
             timeout=timeout,
             capture_output=True,
@@ -234,12 +245,8 @@ def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, 
         assert done.returncode == 0, f"{command}: {done.stdout[-3000:]}{done.stderr[-3000:]}"
         return done
 
-    pip = ("python", "-m", "pip")
+    pip = (str(image.python), "-m", "pip")
     quietly = ("--quiet", "--disable-pip-version-check")
-    run(*pip, "install", *quietly, "-r", "binder/requirements.txt")
-    run(*pip, "check")  # notebook's jupyterlab range admits the pin
-    run("./binder/postBuild")
-    run("python", "-c", "import nbgitpuller")
     run(*pip, "install", *quietly, "nbval==0.11.0", "pytest==9.2.0")
     done = run(
         "./binder/start",
@@ -255,7 +262,7 @@ def test_environment_built_like_binder_passes_nbval_on_the_lessons(binder_copy, 
         "-o",
         "testpaths=",
         "--rootdir",
-        str(binder_copy),
+        str(image.repo),
         "-c",
         os.devnull,
         "lessons",

@@ -2,11 +2,12 @@
 
 What is simulated:
 
-* Colab's runtime: a virtual environment with Colab's own TensorFlow, NumPy,
-  matplotlib, ipywidgets, IPython, ipykernel and anywidget (``requirements-colab.txt``
-  says where the versions come from), and nothing of the course. It is built from
-  nothing on the first run and cached in ``.cache/colab-simulation/`` (git-ignored,
-  keyed by the requirements and the Python version), so later runs start at once.
+* Colab's runtime: a virtual environment on Colab's Python with Colab's own
+  TensorFlow, Keras, NumPy, matplotlib, ipywidgets, IPython, ipykernel, kernel
+  messaging and anywidget (``requirements-colab.txt``, the one place these versions live, says where
+  they come from), and nothing of the course. It is built from nothing on the first
+  run and cached in ``.cache/colab-simulation/`` (git-ignored, keyed by the
+  requirements and the Python), so later runs start at once.
 * A fresh runtime per notebook: the helper package is uninstalled before each one
   and the kernel's working folder is empty, as Colab's ``/content`` is.
 * The setup cell's Colab path, taken for real: ``AUTODIFF_COURSE_FORCE_COLAB=1``
@@ -19,20 +20,18 @@ Each notebook must run with no cell raising and no error output; solutions run
 with ``AUTODIFF_COURSE_STRICT=1`` as in the main suite, lessons without. The setup
 cell must report Colab, keep Colab's versions and say that outputs may differ.
 
-What is not simulated: Colab's own front end and widget manager, its Python
-(3.12 there), its preinstalled packages beyond these, and GitHub itself.
-Outputs are not compared with the saved ones: they may differ in the last digits.
+What is not simulated: Colab's own front end and widget manager, its exact Python
+release (the same minor version, from this machine), its preinstalled packages
+beyond these, and GitHub itself. Outputs are not compared with the saved ones: they
+may differ in the last digits.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
+import re
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import nbformat
@@ -43,6 +42,9 @@ from autodiff_course.notebook_setup import COLAB_ENVIRONMENT_VARIABLE
 from autodiff_course.notebook_setup import COLAB_OLDEST_TENSORFLOW
 from course_tools.config import ROOT
 from course_tools.config import load_course
+from course_tools.interpreters import cached_environment
+from course_tools.interpreters import pip
+from course_tools.interpreters import run_notebook
 
 COURSE = load_course()
 NOTEBOOKS = [
@@ -53,7 +55,6 @@ NOTEBOOKS = [
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements-colab.txt"
 CACHE = ROOT / ".cache" / "colab-simulation"
-KERNEL_NAME = "colab-simulation"
 
 pytestmark = pytest.mark.colab
 
@@ -68,39 +69,16 @@ def colab_pins() -> dict[str, str]:
     return pins
 
 
-def pip(python: Path, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run(
-        [str(python), "-m", "pip", "--disable-pip-version-check", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if check and done.returncode != 0:
-        raise RuntimeError(
-            f"pip {' '.join(arguments)} failed:\n{done.stdout[-2000:]}{done.stderr[-3000:]}"
-        )
-    return done
+def colab_python_version() -> str:
+    """Colab's Python, as requirements-colab.txt states it ("# python==3.13")."""
+    return re.search(r"^# python==(\d+\.\d+)$", REQUIREMENTS.read_text(), re.M).group(1)
 
 
 @pytest.fixture(scope="module")
-def colab_python() -> Path:
+def colab_python(installed_python) -> Path:
     """The simulated runtime's Python, built once and then reused from the cache."""
-    if sys.version_info[:2] > (3, 12):
-        pytest.skip(
-            f"Colab's TensorFlow {COLAB_OLDEST_TENSORFLOW} has no wheels for "
-            f"Python {sys.version_info[0]}.{sys.version_info[1]}"
-        )
-    key = hashlib.sha256((REQUIREMENTS.read_text() + sys.version).encode()).hexdigest()[:12]
-    folder = CACHE / f"venv-{key}"
-    python = folder / "bin" / "python"
-    if not (folder / "complete").exists():
-        if CACHE.exists():  # an older simulation's environment: about 1.5 GB each
-            for stale in CACHE.glob("venv-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-        pip(python, "install", "--quiet", "-r", str(REQUIREMENTS))
-        (folder / "complete").write_text(REQUIREMENTS.read_text())
-    return python
+    base = installed_python(colab_python_version(), "(Colab's) to simulate Colab")
+    return cached_environment(base, CACHE, [["-r", str(REQUIREMENTS)]])
 
 
 @pytest.fixture(scope="module")
@@ -109,37 +87,45 @@ def repository_copy(tmp_path_factory, tracked_files_copy) -> Path:
     return tracked_files_copy(tmp_path_factory.mktemp("colab-source") / "repository")
 
 
-@pytest.fixture(scope="module")
-def kernel_specs(tmp_path_factory, colab_python):
-    from jupyter_client.kernelspec import KernelSpecManager
-
-    folder = tmp_path_factory.mktemp("colab-kernels") / KERNEL_NAME
-    folder.mkdir()
-    kernel = {
-        "argv": [str(colab_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (simulated Colab)",
-        "language": "python",
-    }
-    (folder / "kernel.json").write_text(json.dumps(kernel))
-    return KernelSpecManager(kernel_dirs=[str(folder.parent)])
-
-
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
+    pins = colab_pins()
     code = (
-        "import importlib.metadata as m\n"
-        f"for name in {tuple(colab_pins())!r}:\n"
-        "    print(name, m.version(name))\n"
+        "import importlib.metadata as m, json, sys\n"
+        f"names = {list(pins)!r}\n"
+        "found = {name: m.version(name) for name in names}\n"
+        "found['python'] = '%d.%d' % sys.version_info[:2]\n"
         "try:\n    m.version('autodiff-course')\nexcept m.PackageNotFoundError:\n"
-        "    print('no helper package')\n"
+        "    found['helper package'] = None\n"
+        "else:\n    found['helper package'] = 'installed'\n"
+        "print(json.dumps(found))\n"
     )
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)
     done = subprocess.run(
         [str(colab_python), "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )  # not the checkout, with its egg-info
-    found = dict(line.split(" ", 1) for line in done.stdout.splitlines()[: len(colab_pins())])
-    assert found == colab_pins()
-    assert done.stdout.splitlines()[-1] == "no helper package"
-    assert colab_pins()["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW
+    found = json.loads(done.stdout)
+    assert found.pop("python") == colab_python_version()
+    assert found.pop("helper package") is None
+    assert found == pins
+    assert pins["tensorflow-cpu"] == COLAB_OLDEST_TENSORFLOW
+
+
+def test_the_readme_quotes_the_simulated_versions():
+    """README.md names each version of requirements-colab.txt, and Colab's Python."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    labels = {
+        "tensorflow-cpu": "TensorFlow",
+        "keras": "Keras",
+        "numpy": "NumPy",
+        "matplotlib": "matplotlib",
+        "ipywidgets": "ipywidgets",
+        "ipython": "IPython",
+        "ipykernel": "ipykernel",
+    }
+    pins = colab_pins()
+    for name, label in labels.items():
+        assert f"{label} {pins[name]}" in readme, f"{label} {pins[name]}"
+    assert f"on Python {colab_python_version()}" in readme
 
 
 def problems_in(nb) -> list[str]:
@@ -155,11 +141,8 @@ def problems_in(nb) -> list[str]:
 
 @pytest.mark.parametrize("folder, lesson", NOTEBOOKS)
 def test_notebook_runs_top_to_bottom_on_colab(
-    folder, lesson, colab_python, kernel_specs, repository_copy, tmp_path
+    folder, lesson, colab_python, repository_copy, tmp_path
 ):
-    from jupyter_client import KernelManager
-    from nbclient import NotebookClient
-
     nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
     setup = next(cell for cell in nb.cells if cell.cell_type == "code")
     install = f"%pip install --quiet --no-deps {COURSE.helper_package_source}\n"
@@ -171,33 +154,12 @@ def test_notebook_runs_top_to_bottom_on_colab(
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)  # fresh runtime
     content = tmp_path / "content"  # Colab's empty working folder
     content.mkdir()
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in (STRICT_ENVIRONMENT_VARIABLE, "PYTHONPATH", "VIRTUAL_ENV")
+    variables = {
+        COLAB_ENVIRONMENT_VARIABLE: "1",
+        STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
+        "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}",
     }
-    environment.update(
-        {
-            COLAB_ENVIRONMENT_VARIABLE: "1",
-            STRICT_ENVIRONMENT_VARIABLE: "1" if folder == "solutions" else "0",
-            "PATH": f"{colab_python.parent}{os.pathsep}{os.environ['PATH']}",
-        }
-    )
-    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=kernel_specs)
-    client = NotebookClient(
-        nb,
-        km=manager,
-        timeout=600,
-        allow_errors=False,
-        resources={"metadata": {"path": str(content)}},
-    )
-    try:
-        client.execute(env=environment, cwd=str(content))
-    finally:
-        # nbclient leaves a kernel it was handed running: stop it, or every lesson's
-        # kernel (about 0.7 GB each) stays alive until the test session ends.
-        if manager.has_kernel:
-            manager.shutdown_kernel(now=True)
+    run_notebook(nb, colab_python, content, tmp_path / "kernels", variables)
 
     assert problems_in(nb) == []
     report = "".join(
