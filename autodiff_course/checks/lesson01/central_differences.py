@@ -95,7 +95,7 @@ EXERCISE = spec.Exercise(
         spec.Pattern("missed_coordinates", MISSED, _missed),
     ),
     describe={"value": "(f(x + h e_i) - f(x - h e_i)) / (2h) for every i"},
-    claim="(f(x + h e_i) - f(x - h e_i)) / (2h), one coordinate at a time, exact to rounding "
-    "for functions whose coordinates interact, h from 1e-3 to 1e-1",
+    claim="(f(x + h e_i) - f(x - h e_i)) / (2h), one coordinate at a time, computed as that "
+    "formula to rounding for functions whose coordinates interact, h from 1e-3 to 1e-1",
 )
 central_gradient = EXERCISE.check

@@ -16,7 +16,8 @@ def dense(rng, dtype, sizes: dict, x_shape: tuple, y_shape: tuple, batch=None) -
     c = as_dtype(signed(rng, outs, 0.05, 0.5), dtype)
     x = as_dtype(signed(rng, ((batch,) if batch else ()) + tuple(x_shape), 0.1, 1.2), dtype)
     data = {"A": a, "c": c, "x_shape": tuple(x_shape), "y_shape": tuple(y_shape), **sizes}
-    return Probe(dtype, x, data=data, label=f"a {dtype} x of shape {x.shape}, y of {y_shape}")
+    y = f"each example's y of {tuple(y_shape)}" if batch else f"y of {tuple(y_shape)}"
+    return Probe(dtype, x, data=data, label=f"a {dtype} x of shape {x.shape}, {y}")
 
 
 def tanh_jacobian(a, c, v):
