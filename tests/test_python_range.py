@@ -67,7 +67,7 @@ def test_the_installed_tensorflow_is_the_pinned_one():
 def test_setup_cell_accepts_exactly_the_wheels_range():
     low, high = wheel_range()
     assert SUPPORTED_PYTHON == (low, high)
-    good = dict(PINNED, jupyterlab_widgets="3.0.17")
+    good = dict(PINNED, jupyterlab_widgets="3.0.17", anywidget="0.11.0")
     assert diagnose(low, good).ok and diagnose(high, good).ok
     assert not diagnose((low[0], low[1] - 1), good).ok
     assert not diagnose((high[0], high[1] + 1), good).ok
