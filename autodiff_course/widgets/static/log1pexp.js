@@ -34,6 +34,8 @@ function render({ model, el }) {
   const css = config.css;
   let view = structuredClone(model.get("view"));
   let renders = 0;
+  const written = { flags: null, readout: null }; // what the texts last showed
+  let unsent = null; // the latest view the model has not heard of yet
 
   const root = element("div", { class: `${css.explorer} course-widget`, role: "group", "aria-label": "log1pexp explorer" });
   const dtype = radioGroup("dtype", css.dtype, config.dtypes.map((d) => [d, d]), (d) => change({ dtype: d }));
@@ -138,8 +140,17 @@ function render({ model, el }) {
     next.message = note;
     view = next;
     draw();
-    model.set("view", structuredClone(view));
-    model.save_changes();
+    // The model (and through it the kernel) hears of the change after the frame that
+    // shows it, so a key press waits for no message.
+    if (unsent === null) {
+      requestAnimationFrame(() => setTimeout(() => {
+        const sent = unsent;
+        unsent = null;
+        model.set("view", sent);
+        model.save_changes();
+      }, 0));
+    }
+    unsent = structuredClone(view);
   }
 
   function tabulated(d, value) {
@@ -336,17 +347,24 @@ function render({ model, el }) {
     message.textContent = view.message || "";
     message.hidden = !view.message;
     limits.textContent = `${d} limits: 1 + e^x rounds to 1 for x < ${limit.text.cancellation}; 1/(1 + e^x) is below the smallest normal float for x > ${limit.text.flush_start}; exp(x) overflows for x > ${limit.text.overflow}.`;
-    flags.replaceChildren();
     const said = {};
     for (const s of series) {
       const runs = tableOf(d).runs[s.method][q].filter(([a, b]) => b >= lo && a <= hi).map((run) => run[2]);
       said[s.method] = runs.length ? runs.join("; ") : "no nan, no inf, no silent 0.0";
-      flags.append(element("li", { "data-method": s.method }, [
-        element("span", { style: `color:${s.style.text};font-weight:bold`, text: config.method_labels[s.method] }),
-        `: ${said[s.method]}.`,
-      ]));
     }
-    if (!series.length) flags.append(element("li", { text: "No method selected." }));
+    // The page is re-laid out only where its text changed (a key press is one frame).
+    const flagsKey = JSON.stringify(said);
+    if (flagsKey !== written.flags) {
+      written.flags = flagsKey;
+      flags.replaceChildren();
+      for (const s of series) {
+        flags.append(element("li", { "data-method": s.method }, [
+          element("span", { style: `color:${s.style.text};font-weight:bold`, text: config.method_labels[s.method] }),
+          `: ${said[s.method]}.`,
+        ]));
+      }
+      if (!series.length) flags.append(element("li", { text: "No method selected." }));
+    }
     // the text alternative of the plot, as Python's wording.alt_text writes it
     const phrase = q === "relative_error" ? "relative error of the gradient of log(1 + e^x) against float64" : `${config.quantity_labels[q]} of log(1 + e^x)`;
     const sentences = [`Plot of the ${d} ${phrase} for x from ${formatNumber(lo, "fixed")} to ${formatNumber(hi, "fixed")}.`];
@@ -366,10 +384,18 @@ function render({ model, el }) {
   function writeReadout(index) {
     const d = view.dtype, t = tableOf(d);
     const xValue = decodeArray(t.x)[index];
+    const [lo, hi] = view.x_range;
+    const where = lo <= xValue && xValue <= hi ? "" : " (outside the plotted range)";
+    const range = { "x-min": formatNumber(lo, "exact"), "x-max": formatNumber(hi, "exact") };
+    const key = JSON.stringify([d, index, view.quantity, view.methods, where]);
+    if (key === written.readout && table.firstChild) {
+      for (const [name, value] of Object.entries(range)) table.firstChild.setAttribute(`data-${name}`, value);
+      return;
+    }
+    written.readout = key;
     const data = {
       x: formatNumber(xValue, "exact", d), dtype: d, quantity: view.quantity,
-      "x-min": formatNumber(view.x_range[0], "exact"), "x-max": formatNumber(view.x_range[1], "exact"),
-      methods: view.methods.join(" "),
+      ...range, methods: view.methods.join(" "),
     };
     const keys = [["value", "value"], ["gradient", "gradient"], ["second_derivative", "second-derivative"], ["relative_error", "relative-error"]];
     const header = element("tr", {}, [
@@ -402,8 +428,6 @@ function render({ model, el }) {
     for (const [key] of keys.slice(0, 3)) reference.append(element("td", { text: formatNumber(decodeArray(t.reference[key])[index]) }));
     reference.append(element("td", { text: "—" }));
     rows.push(reference);
-    const [lo, hi] = view.x_range;
-    const where = lo <= xValue && xValue <= hi ? "" : " (outside the plotted range)";
     const note = view.methods.length ? "" : " No method is selected: tick one above.";
     const outer = element("div", { class: "log1pexp-readout-values" }, [
       element("b", { text: `At x = ${formatNumber(xValue)}` }), ` (${d})${where}.${note}`,
