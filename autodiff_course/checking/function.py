@@ -48,6 +48,7 @@ same parts, and new values of its shape (a fresh draw of that shape and dtype, o
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -143,6 +144,77 @@ def _swapped_entries(value, expected) -> None:
                     "gradients come back under the right keys.",
                     "wrong_keys",
                 )
+
+
+_JACOBIAN_OPTIONS = ("unconnected_gradients", "parallel_iterations", "experimental_use_pfor")
+
+
+@contextlib.contextmanager
+def jacobians_row_by_row():
+    """While the block runs, an eager ``tape.jacobian`` or ``batch_jacobian`` computes its
+    rows one ``tape.gradient`` call at a time (TensorFlow's own loop, the one
+    ``experimental_use_pfor=False`` selects) instead of tracing a new vectorized
+    tf.function on every call (lesson 05): the same gradients of the same recording,
+    without the quarter of a second each trace costs. So that a tape made without
+    ``persistent=True`` can serve every row, its record is kept like a persistent one's
+    while it behaves as the learner made it (released after its first gradient or
+    Jacobian, as before). A call TensorFlow would refuse, or one made inside a
+    non-persistent tape's own block, runs as written."""
+    from tensorflow.python.eager import backprop
+    from tensorflow.python.eager import context
+
+    tape_class = backprop.GradientTape
+    names = ("jacobian", "batch_jacobian", "_push_tape")
+    saved = {name: getattr(tape_class, name) for name in names}
+
+    def push(self):
+        if self._tape is not None or self._persistent:
+            return saved["_push_tape"](self)
+        self._persistent = True  # the record kept for every row
+        try:
+            saved["_push_tape"](self)
+        finally:
+            self._persistent = False
+        self._rows_replayable = True
+        return None
+
+    def row_by_row(method):
+        def run(self, target, sources, *args, **kwargs):
+            options = dict(zip(_JACOBIAN_OPTIONS, args), **kwargs)
+            shape = getattr(target, "shape", None)
+            replayable = self._persistent or (
+                getattr(self, "_rows_replayable", False) and not self._recording
+            )
+            usable = (
+                options.get("experimental_use_pfor", True)
+                and context.executing_eagerly()
+                and self._tape is not None
+                and replayable
+                and shape is not None
+                and shape.is_fully_defined()
+                and shape.num_elements() > 0
+            )
+            if not usable:
+                return method(self, target, sources, *args, **kwargs)
+            persistent, self._persistent = self._persistent, True
+            try:
+                return method(self, target, sources, **{**options, "experimental_use_pfor": False})
+            finally:
+                self._persistent = persistent
+                if not persistent and self._tape is not None:
+                    self._watched_variables = self._tape.watched_variables()
+                    self._tape = None
+
+        return run
+
+    tape_class._push_tape = push
+    for kind in names[:2]:
+        setattr(tape_class, kind, row_by_row(saved[kind]))
+    try:
+        yield
+    finally:
+        for name, method in saved.items():
+            setattr(tape_class, name, method)
 
 
 def negated(probe):
@@ -249,7 +321,8 @@ class Function(Demands, Diagnosis, Harness):
         logged); a NumPy array among them it changed is a verdict (once it has not
         raised)."""
         kept = [np.array(a) if isinstance(a, np.ndarray) else None for a in arguments]
-        run = run_answer(answer, *(given or arguments), name=self.name, record=record)
+        with jacobians_row_by_row():
+            run = run_answer(answer, *(given or arguments), name=self.name, record=record)
         for index, (argument, before) in enumerate(zip(arguments, kept)):
             if run.raised is None and before is not None and not _same_array(argument, before):
                 raise Wrong(
