@@ -9,11 +9,16 @@ for all in tests/test_checker_contract.py.
 
 from __future__ import annotations
 
+import time
+
+import numpy as np
 import pytest
 import tensorflow as tf
 
 from autodiff_course.checking import Status
+from autodiff_course.checking.jacobian_rows import jacobians_row_by_row
 from autodiff_course.checks import lesson05 as check
+from autodiff_course.reference import lesson05 as reference
 
 
 def by_differences(function, x, h, axis, along_last=False):
@@ -574,3 +579,76 @@ def test_probes_are_fresh_on_every_call():
 
     statuses = [check.swish_jacobian.evaluate(memorised).status for _ in range(3)]
     assert Status.WRONG in statuses
+
+
+# the checks' speed ----------------------------------------------------------------------
+
+
+def swish_solution(x):
+    tape, y = recorded(swish, x)
+    return tape.jacobian(y, x)
+
+
+def per_example_solution(layer, x):
+    tape, y = recorded(layer, x)
+    return tape.batch_jacobian(y, x)
+
+
+def own_blocks_solution(layer, x):
+    tape, y = recorded(layer, x)
+    full = tape.jacobian(y, x)
+    axis = len(y.shape) - 1
+    return tf.stack([tf.gather(full[b], b, axis=axis) for b in range(x.shape[0])])
+
+
+def hessians_solution(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        inner, values = recorded(f, x)
+        grads = inner.gradient(values, x)
+    return outer.batch_jacobian(grads, x)
+
+
+def test_jacobians_row_by_row_are_tensorflows_own():
+    """Inside the check, tape.jacobian and batch_jacobian give TensorFlow's numbers (to the
+    last bit here; to rounding allowed), and a tape made without persistent=True is
+    released after them as before."""
+    x = tf.constant([[0.3, -1.2, 2.0], [1.5, 0.7, -0.4]], tf.float64)
+
+    def answers(x):
+        tape, y = recorded(lambda v: tf.tanh(v - tf.reduce_mean(v, axis=0)) * v[:, :1], x)
+        full = tape.jacobian(y, x)
+        tape, y = recorded(lambda v: tf.sin(v) * v, x)
+        per_example = tape.batch_jacobian(y, x)
+        with pytest.raises(RuntimeError, match="non-persistent"):
+            tape.gradient(y, x)
+        tape, y = recorded(tf.exp, x, persistent=True)
+        both = tape.jacobian(y, {"x": x, "c": tf.constant(1.0, tf.float64)})
+        return [full, per_example, both["x"], both["c"], hessians_solution(tf.math.cosh, x)]
+
+    with jacobians_row_by_row():
+        rows = answers(x)
+    for mine, theirs in zip(rows, answers(x)):
+        assert (mine is None) == (theirs is None)
+        if mine is not None:
+            assert mine.shape == theirs.shape
+            np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-13, atol=1e-15)
+
+
+def test_the_checks_answer_quickly():
+    answers = [
+        (check.swish_jacobian, swish_solution),
+        (check.jacobian_by_rows, reference.jacobian_by_rows),
+        (check.per_example_jacobian, per_example_solution),
+        (check.true_batch_jacobian, own_blocks_solution),
+        (check.per_example_hessians, hessians_solution),
+        (check.forward_jacobian_any_shape, forward_by_unstacking_eye),
+    ]
+    for checker, answer in answers:
+        assert checker.evaluate(answer).status is Status.CORRECT  # and warmed up
+        durations = []
+        for _ in range(5):
+            started = time.perf_counter()
+            checker.evaluate(answer)
+            durations.append(time.perf_counter() - started)
+        assert np.median(durations) < 0.3, (checker.exercise, durations)

@@ -71,6 +71,7 @@ from .harness import keeps_state
 from .harness import named_shape
 from .harness import own_state
 from .harness import same_parts
+from .jacobian_rows import jacobians_row_by_row
 from .judge import wrong_shape
 from .provenance import missing
 from .provenance import needs_provenance
@@ -249,7 +250,8 @@ class Function(Demands, Diagnosis, Harness):
         logged); a NumPy array among them it changed is a verdict (once it has not
         raised)."""
         kept = [np.array(a) if isinstance(a, np.ndarray) else None for a in arguments]
-        run = run_answer(answer, *(given or arguments), name=self.name, record=record)
+        with jacobians_row_by_row():
+            run = run_answer(answer, *(given or arguments), name=self.name, record=record)
         for index, (argument, before) in enumerate(zip(arguments, kept)):
             if run.raised is None and before is not None and not _same_array(argument, before):
                 raise Wrong(
