@@ -16,7 +16,6 @@ from autodiff_course.checking import answers
 from autodiff_course.checking import evaluate
 from autodiff_course.checking import exercise
 from autodiff_course.checking import mistakes
-from autodiff_course.checking.answers import as_sequence
 from autodiff_course.checking.answers import as_values
 from autodiff_course.checking.answers import call_answer
 from autodiff_course.checking.differentiating import forbid_jacobian
@@ -168,13 +167,6 @@ def test_unregistered_mistake_codes_are_refused():
     assert Wrong("hint", "demo_only_code").mistake == "demo_only_code"
     with pytest.raises(ValueError, match="already registered"):
         mistakes.register({"demo_only_code": "something else"})
-
-
-def test_as_sequence_names_the_structure():
-    assert as_sequence((1, 2), 2) == (1, 2)
-    for value, words in [(None, "None"), (3, "int"), ((1, 2, 3), "3 items")]:
-        with pytest.raises(Wrong, match=words):
-            as_sequence(value, 2)
 
 
 def test_float32_result_for_float64_input_is_named():
