@@ -98,8 +98,6 @@ def _where(index: tuple, at, shape) -> str:
         points = np.asarray(at, dtype=np.float64)
         if points.shape == tuple(shape):
             return f" at x = {points[index]:.6g}"
-        if points.ndim == 1 and len(index) >= 1 and points.size == shape[0]:
-            return f" at x = {points[index[0]]:.6g}"
     if len(shape) == 0:
         return ""
     plain = [int(i) for i in index]
@@ -197,7 +195,7 @@ def generic_mistake(
     if matches(got, -expected, **loose) and np.any(expected != 0.0):
         return (
             "sign_flipped",
-            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right size but the "
+            f"{_head(what)} {_has(what)} the right size but the "
             "opposite sign everywhere: look for a subtraction the wrong way round "
             "or a stray minus.",
         )
@@ -219,8 +217,7 @@ def generic_mistake(
     ):
         return (
             "reversed_order",
-            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right values in reverse "
-            "order.",
+            f"{_head(what)} {_has(what)} the right values in reverse order.",
         )
     factor = _fit_factor(got, expected)
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
@@ -283,3 +280,8 @@ def _is(what: str) -> str:
     words = what.split() or [what]
     noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 else words[0]
     return "are" if noun.endswith("s") and not noun.endswith("ss") else "is"
+
+
+def _has(what: str) -> str:
+    """'has' or 'have', to agree with ``what``, as :func:`_is` does."""
+    return "have" if _is(what) == "are" else "has"
