@@ -49,14 +49,13 @@ from .answers import shape_wrong
 from .harness import keeps_state
 from .harness import praise
 from .harness import same_parts
-from .judging import FLOAT32
-from .judging import FLOAT64
 from .judging import Tolerance
 from .judging import _head
 from .judging import close_points
 from .judging import describe_difference
 from .judging import generic_mistake
 from .judging import matches
+from .judging import tolerance_for
 from .patterns import close_on_the_whole
 from .patterns import constant_where_varying
 from .patterns import float32_digits
@@ -152,7 +151,7 @@ def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
         found = exercise.tolerance(probe, part)
         if found is not None:
             return found
-    return FLOAT64 if probe.dtype == "float64" else FLOAT32
+    return tolerance_for(probe.dtype)
 
 
 @dataclass
