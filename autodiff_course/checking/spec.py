@@ -121,16 +121,19 @@ class Probes:
     upstream: bool = False
     data: Callable | None = None
 
+    def _shapes(self, index: int, dtype: str) -> list:
+        shapes = list(self.shapes.get(dtype, ("points",)))
+        if self.size_one and index == 0:
+            shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
+        return shapes
+
     def draw(self, rng: np.random.Generator) -> list[Probe]:
         from .probes import upstream as draw_upstream
 
         found = []
         for index, (dtype, points) in enumerate(self.points.items()):
             values = as_dtype(points.draw(rng), dtype)
-            shapes = list(self.shapes.get(dtype, ("points",)))
-            if self.size_one and index == 0:
-                shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
-            for shape in shapes:
+            for shape in self._shapes(index, dtype):
                 x = values if shape == "points" else rng.choice(values, size=shape)
                 x = np.asarray(x, dtype=np.float64)
                 label = (
@@ -149,10 +152,7 @@ class Probes:
     def describe(self) -> str:
         lines = []
         for index, (dtype, points) in enumerate(self.points.items()):
-            shapes = [s for s in self.shapes.get(dtype, ("points",)) if s != "points"]
-            if self.size_one and index == 0:
-                shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
-            shown = ", ".join(str(tuple(s)) for s in shapes)
+            shown = ", ".join(str(tuple(s)) for s in self._shapes(index, dtype) if s != "points")
             lines.append(
                 f"* {dtype}: {points.describe()}" + (f"; also shapes {shown}" if shown else "")
             )
