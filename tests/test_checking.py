@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import numpy as np
@@ -173,6 +174,41 @@ def test_float32_result_for_float64_input_is_named():
     with pytest.raises(Wrong) as caught:
         as_values(tf.constant([1.0]), dtype=tf.float64)
     assert caught.value.mistake == "float32_not_float64"
+
+
+def test_indexed_slices_are_read_as_the_dense_tensor_they_stand_for():
+    slices = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([1]), tf.constant([2, 2]))
+    assert as_values(slices, shape=(2, 2)).tolist() == [[0.0, 0.0], [1.0, 2.0]]
+
+
+def test_every_global_setting_an_answer_changes_is_put_back_and_named():
+    import keras
+
+    def settings():
+        return keras.config.floatx(), tf.config.functions_run_eagerly(), np.get_printoptions()
+
+    before = settings()
+
+    def meddles(x):
+        np.set_printoptions(precision=2)
+        keras.config.set_floatx("float16")
+        tf.config.run_functions_eagerly(not before[1])
+        tf.random.set_seed(1)
+        return 2.0 * x
+
+    result = double_check.evaluate(meddles)
+    assert result.mistake == "changed_global_state"
+    for words in ("print options", "set_floatx", "run_functions_eagerly", "tf.random.set_seed"):
+        assert words in result.message
+    assert settings() == before
+
+
+def test_a_report_that_cannot_be_written_never_breaks_a_lesson(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AUTODIFF_COURSE_REPORT", str(tmp_path))  # a folder: it cannot be opened
+    monkeypatch.setenv("AUTODIFF_COURSE_REPEAT", "twice")  # not a number: judged once
+    monkeypatch.delenv("AUTODIFF_COURSE_STRICT", raising=False)
+    double_check(lambda x: 2.0 * x)
+    assert capsys.readouterr().out.startswith("✅ Exercise 9.1 (double): correct.")
 
 
 # -- judging -----------------------------------------------------------------
@@ -475,12 +511,17 @@ def test_instruments_are_removed_after_observing():
 def test_strict_checks_forces_strict_mode_in_a_block(monkeypatch, capsys):
     from autodiff_course.checking import strict_checks
 
-    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "0")
-    with strict_checks():
-        with pytest.raises(ExerciseNotSolved):
-            double_check(stub)
-    double_check(stub)  # strict mode is off again: only prints
-    assert capsys.readouterr().out.count("not attempted yet") == 2
+    for previous in ("0", None):  # a setting of its own, or none at all, comes back after
+        if previous is None:
+            monkeypatch.delenv("AUTODIFF_COURSE_STRICT")
+        else:
+            monkeypatch.setenv("AUTODIFF_COURSE_STRICT", previous)
+        with strict_checks():
+            with pytest.raises(ExerciseNotSolved):
+                double_check(stub)
+        double_check(stub)  # strict mode is off again: only prints
+        assert capsys.readouterr().out.count("not attempted yet") == 2
+        assert os.environ.get("AUTODIFF_COURSE_STRICT") == previous
 
 
 def test_shared_codes_may_be_registered_again_but_lessons_may_not_clash():
