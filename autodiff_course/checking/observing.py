@@ -170,14 +170,14 @@ def _clock() -> int:
     return ops.uid()
 
 
-def _from_tensorflow(depth: int = 2) -> bool:
+def _from_tensorflow() -> bool:
     """True when the instrumented call comes from TensorFlow itself, not the answer.
 
     (ForwardAccumulator, for one, runs tapes of its own.)
     """
     import sys
 
-    caller = sys._getframe(depth).f_code.co_filename.replace("\\", "/")
+    caller = sys._getframe(2).f_code.co_filename.replace("\\", "/")
     return "/tensorflow/" in caller or "/keras/" in caller
 
 
