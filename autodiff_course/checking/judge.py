@@ -55,6 +55,7 @@ from .judging import close_points
 from .judging import describe_difference
 from .judging import generic_mistake
 from .judging import matches
+from .judging import one_number_mistake
 from .judging import tolerance_for
 from .patterns import close_on_the_whole
 from .patterns import constant_where_varying
@@ -330,14 +331,17 @@ def _declared(case: Case, cases) -> Wrong | None:
             continue
         if isinstance(item, Symptom):
             found = _symptom(case, item)
-        elif isinstance(item, Pattern):
-            fields = item.find(case.got, case.probe)
-            found = (
-                None if fields is None else Wrong(fill(item.hint, case.probe, **fields), item.code)
-            )
+        else:
+            found = _pattern(item, case.got, case.probe)
         if found is not None:
             return found
     return None
+
+
+def _pattern(pattern: Pattern, got, probe: Probe) -> Wrong | None:
+    """The declared ``pattern``'s verdict, when ``got`` shows it."""
+    fields = pattern.find(got, probe)
+    return None if fields is None else Wrong(fill(pattern.hint, probe, **fields), pattern.code)
 
 
 # -- 0., 2. and 5. the harness's own ------------------------------------------------------
@@ -399,13 +403,14 @@ def _shared(case: Case, cases) -> Wrong | None:
     if case.probe.dtype == "float64" and float32_digits(case):
         return float32_digits_wrong(case.noun)
     if got.size == 1:
-        return _one_number(case)
-    batch = case.probe.data.get("batch")
-    generic = generic_mistake(
-        got, expected, rtol=tol.rtol, atol=tol.atol, batch=batch, what=case.noun
-    )
-    if generic is not None:
-        return Wrong(generic[1], generic[0], point=case.point())
+        generic = one_number_mistake(got.item(), expected.item(), case.noun)
+    else:
+        batch = case.probe.data.get("batch")
+        generic = generic_mistake(
+            got, expected, rtol=tol.rtol, atol=tol.atol, batch=batch, what=case.noun
+        )
+    if generic is not None or got.size == 1:  # one number: nothing more to read in it
+        return None if generic is None else Wrong(generic[1], generic[0], point=case.point())
     should = case.exercise.describe.get(case.part, "")
     return (
         constant_where_varying(got, expected, case.noun)
@@ -413,33 +418,6 @@ def _shared(case: Case, cases) -> Wrong | None:
         or permuted_axes(got, expected, case.noun, should)
         or partly_right(got, expected, tol.rtol, tol.atol, case.noun, at=case.at)
         or close_on_the_whole(got, expected, case.noun)
-    )
-
-
-def _one_number(case: Case) -> Wrong | None:
-    """For one number, "the answer times k" fits any wrong value: only a flipped sign or
-    a simple factor (2, 1/2, 3/4) is named."""
-    from fractions import Fraction
-
-    got, expected = float(case.got.ravel()[0]), float(case.expected.ravel()[0])
-    if expected == 0 or not np.isfinite(got):
-        return None
-    factor = got / expected
-    simple = Fraction(factor).limit_denominator(4)
-    if abs(float(simple) - factor) > 1e-6 * abs(factor) or abs(simple.numerator) > 8:
-        return None
-    if simple == -1:
-        return Wrong(
-            f"{_head(case.noun)} has the right size but the opposite sign: look for a "
-            "subtraction the wrong way round or a stray minus.",
-            "sign_flipped",
-            point=case.point(),
-        )
-    return Wrong(
-        f"{_head(case.noun)} is the answer times {simple}: the shape of the formula is "
-        "right, a constant factor is not.",
-        "scale_factor",
-        point=case.point(),
     )
 
 
@@ -460,11 +438,11 @@ def wrong_shape(exercise, probe: Probe, got, name: str, *, part=None, method=Non
     for item in exercise.mistakes if found is None else ():
         if isinstance(item, Pattern) and (item.part or part) == part:
             try:
-                fields = item.find(got, probe)
+                found = _pattern(item, got, probe)
             except ValueError:  # a pattern written for the reference's shape
-                fields = None
-            if fields is not None:
-                return Wrong(fill(item.hint, probe, **fields), item.code)
+                continue
+            if found is not None:
+                return found
     should = exercise.describe.get(part, "")
     return (
         found

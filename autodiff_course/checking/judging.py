@@ -17,6 +17,7 @@ enough digits to see the difference.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -261,10 +262,28 @@ def generic_mistake(
     return None
 
 
+def one_number_mistake(got: float, expected: float, what: str) -> tuple[str, str] | None:
+    """``(code, hint)`` for one number, or None: "the answer times k" fits any wrong value,
+    so only a flipped sign or a simple factor (2, 1/2, 3/4) is named."""
+    if expected == 0 or not np.isfinite(got):
+        return None
+    factor = got / expected
+    simple = Fraction(factor).limit_denominator(4)
+    if abs(float(simple) - factor) > 1e-6 * abs(factor) or abs(simple.numerator) > 8:
+        return None
+    if simple == -1:
+        return "sign_flipped", (
+            f"{_head(what)} has the right size but the opposite sign: look for a "
+            "subtraction the wrong way round or a stray minus."
+        )
+    return "scale_factor", (
+        f"{_head(what)} is the answer times {simple}: the shape of the formula is "
+        "right, a constant factor is not."
+    )
+
+
 def _nice(value: float) -> str:
     """A factor as a reader would say it: 2, 1/2, 2/3, or 1.37."""
-    from fractions import Fraction
-
     fraction = Fraction(value).limit_denominator(4)
     if fraction.denominator > 1 and abs(float(fraction) - value) <= 1e-4 * abs(value):
         return f"{fraction.numerator}/{fraction.denominator}"
