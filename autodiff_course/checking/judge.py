@@ -352,7 +352,7 @@ def _explained(case: Case, cases) -> Wrong | None:
 
 
 def _method(case: Case, cases) -> Wrong | None:
-    return case.observation.method if case.observation is not None else None
+    return case.observation.method
 
 
 def _generated(case: Case, cases) -> Wrong | None:
