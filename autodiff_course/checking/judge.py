@@ -88,10 +88,11 @@ def run(exercise, answer) -> str:
             except Wrong as wrong:
                 if seen and wrong.mistake not in ("too_slow", "keeps_state", "not_repeatable"):
                     name = getattr(harness, "name", "Your function")
-                    if _other_when_repeated(exercise, answer, probe, wrong):
+                    again = _verdict_again(exercise, answer, probe)
+                    if again != (wrong.mistake, wrong.message):  # right, or another verdict
                         how = "called again with the same arguments, it gave another verdict"
                         raise keeps_state(name, how).about(probe.label) from None
-                    if _no_longer_right(exercise, answer, seen[0][0]):
+                    if _verdict_again(exercise, answer, seen[0][0]) is not None:
                         how = "called again with the first probe's arguments, it no longer gave "
                         how += "the answer it gave the first time"
                         raise keeps_state(name, how).about(probe.label) from None
@@ -113,23 +114,16 @@ def _judged(exercise, answer, probe: Probe, seen, labelled: bool):
     return observation
 
 
-def _other_when_repeated(exercise, answer, probe: Probe, wrong: Wrong) -> bool:
-    """After earlier probes passed: does the same call, repeated, get another verdict?
-    Then the answer keeps state (a list kept from earlier calls), whatever its verdict."""
+def _verdict_again(exercise, answer, probe: Probe) -> tuple | None:
+    """``(code, message)`` of the verdict on ``probe`` called once more after earlier
+    probes, None if right. A call that gets another verdict than the first time, or a first
+    probe no longer right, shows state kept between calls (a list kept from earlier calls),
+    whatever the verdict."""
     try:
         _judged(exercise, answer, probe, (), True)
     except Wrong as again:
-        return (again.mistake, again.message) != (wrong.mistake, wrong.message)
-    return True
-
-
-def _no_longer_right(exercise, answer, probe: Probe) -> bool:
-    """The first probe, right when it was called first, called again after a wrong one."""
-    try:
-        _judged(exercise, answer, probe, (), True)
-    except Wrong:
-        return True
-    return False
+        return again.mistake, again.message
+    return None
 
 
 def repeats_an_earlier_call(exercise, seen, probe: Probe, observation) -> None:
