@@ -15,8 +15,9 @@ judge (:mod:`.judge`) interprets the same way for every exercise.
   :class:`Shape` by the shape of what came back (one number where a vector belongs); a
   :class:`Story` reports several symptoms together, only where the answer is right
   elsewhere.
-* the *harness* (:mod:`.harnesses`) knows the kind of answer: how to call it, what
-  method the exercise demands, and the mistakes every answer of that kind can make.
+* the *harness* (:mod:`.harness`, one subclass per kind of answer) knows how to call
+  it, what method the exercise demands, and the mistakes every answer of that kind can
+  make.
 
 The mistake codes an exercise declares are registered when it is made, with their
 one-line meaning, and its check's docstring is written from the declarations.
