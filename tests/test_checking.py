@@ -19,6 +19,7 @@ from autodiff_course.checking import exercise
 from autodiff_course.checking import mistakes
 from autodiff_course.checking.answers import as_values
 from autodiff_course.checking.answers import call_answer
+from autodiff_course.checking.answers import shape_of
 from autodiff_course.checking.differentiating import forbid_jacobian
 from autodiff_course.checking.differentiating import require_by_hand
 from autodiff_course.checking.differentiating import require_forward_mode
@@ -27,6 +28,7 @@ from autodiff_course.checking.differentiating import require_output_gradients
 from autodiff_course.checking.judging import describe_difference
 from autodiff_course.checking.judging import generic_mistake
 from autodiff_course.checking.judging import matches
+from autodiff_course.checking.judging import one_number_mistake
 from autodiff_course.checking.observing import observe
 from autodiff_course.checking.on_tape import OnTape
 from autodiff_course.checking.probes import fresh_rng
@@ -174,6 +176,30 @@ def test_float32_result_for_float64_input_is_named():
     with pytest.raises(Wrong) as caught:
         as_values(tf.constant([1.0]), dtype=tf.float64)
     assert caught.value.mistake == "float32_not_float64"
+
+
+def test_an_answer_checked_outside_the_main_thread_runs_without_a_time_limit():
+    import threading
+
+    found = []
+    thread = threading.Thread(target=lambda: found.append(double_check.evaluate(lambda x: 2 * x)))
+    thread.start()
+    thread.join()
+    assert found[0].status is Status.CORRECT
+
+
+def test_a_shape_that_cannot_be_read_is_left_to_as_values():
+    assert shape_of(type("Odd", (), {"shape": 3})()) is None
+    assert shape_of(tf.zeros((2, 1))) == (2, 1)
+
+
+def test_one_number_names_only_a_simple_factor_of_a_nonzero_answer():
+    assert one_number_mistake(-2.0, 2.0, "your slope")[0] == "sign_flipped"
+    assert one_number_mistake(1.5, 2.0, "your slope")[1].startswith(
+        "Your slope is the answer times 3/4"
+    )
+    assert one_number_mistake(2.0, 0.0, "your slope") is None
+    assert one_number_mistake(2.0 * 1.2345, 2.0, "your slope") is None
 
 
 def test_indexed_slices_are_read_as_the_dense_tensor_they_stand_for():
