@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import numpy as np
@@ -16,9 +17,9 @@ from autodiff_course.checking import answers
 from autodiff_course.checking import evaluate
 from autodiff_course.checking import exercise
 from autodiff_course.checking import mistakes
-from autodiff_course.checking.answers import as_sequence
 from autodiff_course.checking.answers import as_values
 from autodiff_course.checking.answers import call_answer
+from autodiff_course.checking.answers import shape_of
 from autodiff_course.checking.differentiating import forbid_jacobian
 from autodiff_course.checking.differentiating import require_by_hand
 from autodiff_course.checking.differentiating import require_forward_mode
@@ -27,6 +28,7 @@ from autodiff_course.checking.differentiating import require_output_gradients
 from autodiff_course.checking.judging import describe_difference
 from autodiff_course.checking.judging import generic_mistake
 from autodiff_course.checking.judging import matches
+from autodiff_course.checking.judging import one_number_mistake
 from autodiff_course.checking.observing import observe
 from autodiff_course.checking.on_tape import OnTape
 from autodiff_course.checking.probes import fresh_rng
@@ -170,17 +172,69 @@ def test_unregistered_mistake_codes_are_refused():
         mistakes.register({"demo_only_code": "something else"})
 
 
-def test_as_sequence_names_the_structure():
-    assert as_sequence((1, 2), 2) == (1, 2)
-    for value, words in [(None, "None"), (3, "int"), ((1, 2, 3), "3 items")]:
-        with pytest.raises(Wrong, match=words):
-            as_sequence(value, 2)
-
-
 def test_float32_result_for_float64_input_is_named():
     with pytest.raises(Wrong) as caught:
         as_values(tf.constant([1.0]), dtype=tf.float64)
     assert caught.value.mistake == "float32_not_float64"
+
+
+def test_an_answer_checked_outside_the_main_thread_runs_without_a_time_limit():
+    import threading
+
+    found = []
+    thread = threading.Thread(target=lambda: found.append(double_check.evaluate(lambda x: 2 * x)))
+    thread.start()
+    thread.join()
+    assert found[0].status is Status.CORRECT
+
+
+def test_a_shape_that_cannot_be_read_is_left_to_as_values():
+    assert shape_of(type("Odd", (), {"shape": 3})()) is None
+    assert shape_of(tf.zeros((2, 1))) == (2, 1)
+
+
+def test_one_number_names_only_a_simple_factor_of_a_nonzero_answer():
+    assert one_number_mistake(-2.0, 2.0, "your slope")[0] == "sign_flipped"
+    assert one_number_mistake(1.5, 2.0, "your slope")[1].startswith(
+        "Your slope is the answer times 3/4"
+    )
+    assert one_number_mistake(2.0, 0.0, "your slope") is None
+    assert one_number_mistake(2.0 * 1.2345, 2.0, "your slope") is None
+
+
+def test_indexed_slices_are_read_as_the_dense_tensor_they_stand_for():
+    slices = tf.IndexedSlices(tf.constant([[1.0, 2.0]]), tf.constant([1]), tf.constant([2, 2]))
+    assert as_values(slices, shape=(2, 2)).tolist() == [[0.0, 0.0], [1.0, 2.0]]
+
+
+def test_every_global_setting_an_answer_changes_is_put_back_and_named():
+    import keras
+
+    def settings():
+        return keras.config.floatx(), tf.config.functions_run_eagerly(), np.get_printoptions()
+
+    before = settings()
+
+    def meddles(x):
+        np.set_printoptions(precision=2)
+        keras.config.set_floatx("float16")
+        tf.config.run_functions_eagerly(not before[1])
+        tf.random.set_seed(1)
+        return 2.0 * x
+
+    result = double_check.evaluate(meddles)
+    assert result.mistake == "changed_global_state"
+    for words in ("print options", "set_floatx", "run_functions_eagerly", "tf.random.set_seed"):
+        assert words in result.message
+    assert settings() == before
+
+
+def test_a_report_that_cannot_be_written_never_breaks_a_lesson(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AUTODIFF_COURSE_REPORT", str(tmp_path))  # a folder: it cannot be opened
+    monkeypatch.setenv("AUTODIFF_COURSE_REPEAT", "twice")  # not a number: judged once
+    monkeypatch.delenv("AUTODIFF_COURSE_STRICT", raising=False)
+    double_check(lambda x: 2.0 * x)
+    assert capsys.readouterr().out.startswith("✅ Exercise 9.1 (double): correct.")
 
 
 # -- judging -----------------------------------------------------------------
@@ -483,12 +537,17 @@ def test_instruments_are_removed_after_observing():
 def test_strict_checks_forces_strict_mode_in_a_block(monkeypatch, capsys):
     from autodiff_course.checking import strict_checks
 
-    monkeypatch.setenv("AUTODIFF_COURSE_STRICT", "0")
-    with strict_checks():
-        with pytest.raises(ExerciseNotSolved):
-            double_check(stub)
-    double_check(stub)  # strict mode is off again: only prints
-    assert capsys.readouterr().out.count("not attempted yet") == 2
+    for previous in ("0", None):  # a setting of its own, or none at all, comes back after
+        if previous is None:
+            monkeypatch.delenv("AUTODIFF_COURSE_STRICT")
+        else:
+            monkeypatch.setenv("AUTODIFF_COURSE_STRICT", previous)
+        with strict_checks():
+            with pytest.raises(ExerciseNotSolved):
+                double_check(stub)
+        double_check(stub)  # strict mode is off again: only prints
+        assert capsys.readouterr().out.count("not attempted yet") == 2
+        assert os.environ.get("AUTODIFF_COURSE_STRICT") == previous
 
 
 def test_shared_codes_may_be_registered_again_but_lessons_may_not_clash():

@@ -77,6 +77,11 @@ def test_a_squeeze_is_named_as_one():
     assert "added or kept" in shape_hint("f", (1, 3, 1), (1, 3))
 
 
+def test_a_transposed_shape_and_one_number_expected_are_told_in_words():
+    assert "It is transposed" in shape_hint("f", (3, 2), (2, 3))
+    assert "The answer is one number" in shape_hint("f", (3,), ())
+
+
 def test_a_diagonal_as_a_vector_is_named():
     matrix = np.diag([1.0, 2.0, 3.0]) + 0.5
     found = patterns.reshaped_answer(np.diag(matrix), matrix, "your result")

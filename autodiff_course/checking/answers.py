@@ -76,12 +76,8 @@ def where_in_learner_code(error: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None = None):
-    """Raise :class:`AnswerTooSlow` in the block after ``seconds`` (where possible).
-
-    The default is :data:`TIME_LIMIT_SECONDS`, read when the block starts.
-    """
-    seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
+def time_limit(seconds: float):
+    """Raise :class:`AnswerTooSlow` in the block after ``seconds`` (where possible)."""
     usable = (
         seconds
         and seconds > 0
@@ -107,14 +103,15 @@ def time_limit(seconds: float | None = None):
 
 
 @contextlib.contextmanager
-def learner_code(label: str = "Your function", seconds: float | None = None):
+def learner_code(label: str = "Your function"):
     """Run the block as learner code: its failures become verdicts, never tracebacks.
 
     ``label`` names the code in the message, e.g. "`slope`" or "Your gradient function".
-    A ``sys.exit()`` or ``KeyboardInterrupt`` inside it is a verdict too, and so is a
+    The block may run for :data:`TIME_LIMIT_SECONDS` (read when it starts). A
+    ``sys.exit()`` or ``KeyboardInterrupt`` inside it is a verdict too, and so is a
     global setting it changed (:mod:`.settings`; the setting is put back).
     """
-    seconds = TIME_LIMIT_SECONDS if seconds is None else seconds
+    seconds = TIME_LIMIT_SECONDS
     changed: list = []
     try:
         with settings.kept(changed), time_limit(seconds):
@@ -193,11 +190,7 @@ def _dtype_clash(message: str) -> Wrong | None:
     return None
 
 
-def function_label(answer) -> str:
-    return f"`{getattr(answer, '__name__', 'your function')}`"
-
-
-def require_callable(answer, *, what: str = "your function") -> None:
+def _require_callable(answer) -> None:
     if answer is None:
         raise Wrong(
             "The check received None instead of your function: pass "
@@ -207,7 +200,7 @@ def require_callable(answer, *, what: str = "your function") -> None:
     if not callable(answer):
         raise Wrong(
             f"The check expects a function, but received a "
-            f"{type(answer).__name__}. Pass {what} itself, without "
+            f"{type(answer).__name__}. Pass your function itself, without "
             "calling it.",
             "not_callable",
         )
@@ -215,8 +208,8 @@ def require_callable(answer, *, what: str = "your function") -> None:
 
 def call_answer(answer, *args, name: str | None = None, **kwargs):
     """Call the learner's function; translate what can go wrong into verdicts."""
-    require_callable(answer)
-    with learner_code(name or function_label(answer)):
+    _require_callable(answer)
+    with learner_code(name or f"`{getattr(answer, '__name__', 'your function')}`"):
         return answer(*args, **kwargs)
 
 
@@ -338,7 +331,7 @@ def as_values(
             raise Wrong(f"{name} returned complex numbers; the answer is real.", "complex_values")
         # A Python number has no dtype of its own: float(loss) is a float32 loss too.
         plain = isinstance(value, (int, float)) and not isinstance(value, np.generic)
-        wanted = None if dtype is None or plain else np.dtype(_numpy_dtype(dtype))
+        wanted = None if dtype is None or plain else np.dtype(tf.as_dtype(dtype).as_numpy_dtype)
         if wanted is not None and array.dtype != wanted:
             raise _dtype_wrong(
                 name,
@@ -368,15 +361,6 @@ def _dtype_wrong(name: str, got: str, wanted: str, *, casts: str, advice: str, w
         f"{name} returned dtype {got}, expected {wanted}. Keep the input's dtype{why}.",
         "wrong_dtype",
     )
-
-
-def _numpy_dtype(dtype):
-    try:
-        import tensorflow as tf
-
-        return tf.as_dtype(dtype).as_numpy_dtype
-    except TypeError:
-        return dtype
 
 
 def _squeezed(shape) -> tuple:
@@ -421,27 +405,6 @@ def shape_hint(name: str, got: tuple, expected: tuple) -> str:
     if np.prod(got, dtype=np.int64) == np.prod(expected, dtype=np.int64):
         return text + " The sizes agree, so the axes are in another order or reshaped."
     return text
-
-
-def as_sequence(value, length: int, *, name: str = "Your function", what: str = "values") -> tuple:
-    """Unpack a returned tuple or list of exactly ``length`` items."""
-    if value is None:
-        raise Wrong(
-            f"{name} returned None. Did you forget `return`? It should return {length} {what}.",
-            "returned_none",
-        )
-    if not isinstance(value, (tuple, list)):
-        raise Wrong(
-            f"{name} returned a {_kind(value)}; it should return {length} "
-            f"{what} as a tuple: `return a, b`.",
-            "wrong_structure",
-        )
-    if len(value) != length:
-        raise Wrong(
-            f"{name} returned {len(value)} items; it should return {length} {what}.",
-            "wrong_structure",
-        )
-    return tuple(value)
 
 
 if sys.platform == "win32":  # pragma: no cover - documented limitation

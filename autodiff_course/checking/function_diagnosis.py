@@ -62,23 +62,21 @@ class Diagnosis:
         function that mixes its batch called on part of it; an estimate made without
         automatic differentiation where the exercise forbids finite differences."""
         observation = case.observation
-        if observation is not None and needs_provenance(observation.log):
+        if needs_provenance(observation.log):
             run, handed, explained = self.recorded(case)
             found = self._hidden_none(run, handed) or self._went_on(case, run, explained)
             if found is not None:
                 return found  # a None behind a wrong result explains it before any mistake
-        details = observation.details if observation is not None else {}
-        tensors = [a for a in details.get("arguments", ()) if hasattr(a, "shape")]
+        tensors = [a for a in observation.details["arguments"] if hasattr(a, "shape")]
         batch = tuple(tensors[0].shape) if tensors else ()
-        for call in details.get("calls", ()) if self.whole_batch and batch else ():
+        for call in observation.details["calls"] if self.whole_batch and batch else ():
             if call.shapes and call.shapes[0][:1] and call.shapes[0][0] < batch[0]:
                 return Wrong(
                     f"{self.name} called `{call.name}` on part of the batch (an input of "
                     f"shape {call.shapes[0]}, where x has shape {batch}). {self.whole_batch}",
                     "called_on_slices",
                 )
-        log = observation.log if observation is not None else None
-        if "finite_differences" not in self.forbid or log is None or log.used_any_autodiff:
+        if "finite_differences" not in self.forbid or observation.log.used_any_autodiff:
             return None
         got, expected = case.got, case.expected
         scale = float(np.max(np.abs(expected))) if expected.size else 0.0

@@ -49,14 +49,14 @@ from .answers import shape_wrong
 from .harness import keeps_state
 from .harness import praise
 from .harness import same_parts
-from .judging import FLOAT32
-from .judging import FLOAT64
 from .judging import Tolerance
 from .judging import _head
 from .judging import close_points
 from .judging import describe_difference
 from .judging import generic_mistake
 from .judging import matches
+from .judging import one_number_mistake
+from .judging import tolerance_for
 from .patterns import close_on_the_whole
 from .patterns import constant_where_varying
 from .patterns import float32_digits
@@ -88,10 +88,11 @@ def run(exercise, answer) -> str:
             except Wrong as wrong:
                 if seen and wrong.mistake not in ("too_slow", "keeps_state", "not_repeatable"):
                     name = getattr(harness, "name", "Your function")
-                    if _other_when_repeated(exercise, answer, probe, wrong):
+                    again = _verdict_again(exercise, answer, probe)
+                    if again != (wrong.mistake, wrong.message):  # right, or another verdict
                         how = "called again with the same arguments, it gave another verdict"
                         raise keeps_state(name, how).about(probe.label) from None
-                    if _no_longer_right(exercise, answer, seen[0][0]):
+                    if _verdict_again(exercise, answer, seen[0][0]) is not None:
                         how = "called again with the first probe's arguments, it no longer gave "
                         how += "the answer it gave the first time"
                         raise keeps_state(name, how).about(probe.label) from None
@@ -113,23 +114,16 @@ def _judged(exercise, answer, probe: Probe, seen, labelled: bool):
     return observation
 
 
-def _other_when_repeated(exercise, answer, probe: Probe, wrong: Wrong) -> bool:
-    """After earlier probes passed: does the same call, repeated, get another verdict?
-    Then the answer keeps state (a list kept from earlier calls), whatever its verdict."""
+def _verdict_again(exercise, answer, probe: Probe) -> tuple | None:
+    """``(code, message)`` of the verdict on ``probe`` called once more after earlier
+    probes, None if right. A call that gets another verdict than the first time, or a first
+    probe no longer right, shows state kept between calls (a list kept from earlier calls),
+    whatever the verdict."""
     try:
         _judged(exercise, answer, probe, (), True)
     except Wrong as again:
-        return (again.mistake, again.message) != (wrong.mistake, wrong.message)
-    return True
-
-
-def _no_longer_right(exercise, answer, probe: Probe) -> bool:
-    """The first probe, right when it was called first, called again after a wrong one."""
-    try:
-        _judged(exercise, answer, probe, (), True)
-    except Wrong:
-        return True
-    return False
+        return again.mistake, again.message
+    return None
 
 
 def repeats_an_earlier_call(exercise, seen, probe: Probe, observation) -> None:
@@ -152,7 +146,7 @@ def tolerance_of(exercise, probe: Probe, part: str) -> Tolerance:
         found = exercise.tolerance(probe, part)
         if found is not None:
             return found
-    return FLOAT64 if probe.dtype == "float64" else FLOAT32
+    return tolerance_for(probe.dtype)
 
 
 @dataclass
@@ -331,14 +325,17 @@ def _declared(case: Case, cases) -> Wrong | None:
             continue
         if isinstance(item, Symptom):
             found = _symptom(case, item)
-        elif isinstance(item, Pattern):
-            fields = item.find(case.got, case.probe)
-            found = (
-                None if fields is None else Wrong(fill(item.hint, case.probe, **fields), item.code)
-            )
+        else:
+            found = _pattern(item, case.got, case.probe)
         if found is not None:
             return found
     return None
+
+
+def _pattern(pattern: Pattern, got, probe: Probe) -> Wrong | None:
+    """The declared ``pattern``'s verdict, when ``got`` shows it."""
+    fields = pattern.find(got, probe)
+    return None if fields is None else Wrong(fill(pattern.hint, probe, **fields), pattern.code)
 
 
 # -- 0., 2. and 5. the harness's own ------------------------------------------------------
@@ -349,7 +346,7 @@ def _explained(case: Case, cases) -> Wrong | None:
 
 
 def _method(case: Case, cases) -> Wrong | None:
-    return case.observation.method if case.observation is not None else None
+    return case.observation.method
 
 
 def _generated(case: Case, cases) -> Wrong | None:
@@ -400,13 +397,14 @@ def _shared(case: Case, cases) -> Wrong | None:
     if case.probe.dtype == "float64" and float32_digits(case):
         return float32_digits_wrong(case.noun)
     if got.size == 1:
-        return _one_number(case)
-    batch = case.probe.data.get("batch")
-    generic = generic_mistake(
-        got, expected, rtol=tol.rtol, atol=tol.atol, batch=batch, what=case.noun
-    )
-    if generic is not None:
-        return Wrong(generic[1], generic[0], point=case.point())
+        generic = one_number_mistake(got.item(), expected.item(), case.noun)
+    else:
+        batch = case.probe.data.get("batch")
+        generic = generic_mistake(
+            got, expected, rtol=tol.rtol, atol=tol.atol, batch=batch, what=case.noun
+        )
+    if generic is not None or got.size == 1:  # one number: nothing more to read in it
+        return None if generic is None else Wrong(generic[1], generic[0], point=case.point())
     should = case.exercise.describe.get(case.part, "")
     return (
         constant_where_varying(got, expected, case.noun)
@@ -414,33 +412,6 @@ def _shared(case: Case, cases) -> Wrong | None:
         or permuted_axes(got, expected, case.noun, should)
         or partly_right(got, expected, tol.rtol, tol.atol, case.noun, at=case.at)
         or close_on_the_whole(got, expected, case.noun)
-    )
-
-
-def _one_number(case: Case) -> Wrong | None:
-    """For one number, "the answer times k" fits any wrong value: only a flipped sign or
-    a simple factor (2, 1/2, 3/4) is named."""
-    from fractions import Fraction
-
-    got, expected = float(case.got.ravel()[0]), float(case.expected.ravel()[0])
-    if expected == 0 or not np.isfinite(got):
-        return None
-    factor = got / expected
-    simple = Fraction(factor).limit_denominator(4)
-    if abs(float(simple) - factor) > 1e-6 * abs(factor) or abs(simple.numerator) > 8:
-        return None
-    if simple == -1:
-        return Wrong(
-            f"{_head(case.noun)} has the right size but the opposite sign: look for a "
-            "subtraction the wrong way round or a stray minus.",
-            "sign_flipped",
-            point=case.point(),
-        )
-    return Wrong(
-        f"{_head(case.noun)} is the answer times {simple}: the shape of the formula is "
-        "right, a constant factor is not.",
-        "scale_factor",
-        point=case.point(),
     )
 
 
@@ -461,11 +432,11 @@ def wrong_shape(exercise, probe: Probe, got, name: str, *, part=None, method=Non
     for item in exercise.mistakes if found is None else ():
         if isinstance(item, Pattern) and (item.part or part) == part:
             try:
-                fields = item.find(got, probe)
+                found = _pattern(item, got, probe)
             except ValueError:  # a pattern written for the reference's shape
-                fields = None
-            if fields is not None:
-                return Wrong(fill(item.hint, probe, **fields), item.code)
+                continue
+            if found is not None:
+                return found
     should = exercise.describe.get(part, "")
     return (
         found

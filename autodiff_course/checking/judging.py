@@ -17,6 +17,7 @@ enough digits to see the difference.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -31,15 +32,15 @@ FLOAT32 = Tolerance(rtol=2e-5, atol=1e-30)
 FLOAT64 = Tolerance(rtol=1e-11, atol=1e-300)
 
 
-def relative_to_largest(reference, float32=(2e-5, 2e-6), float64=(1e-12, 1e-14)):
+def relative_to_largest(reference):
     """An exercise's ``tolerance`` for arrays with entries that are zero or cross zero (a
     Jacobian, a Hessian): each entry to ``rtol`` of itself plus ``atol`` times the largest
-    entry of ``reference(probe)``, ``(rtol, atol)`` per dtype, since rounding there follows
-    the whole array, not the entry (lesson 05)."""
+    entry of ``reference(probe)`` (2e-5 and 2e-6 in float32, 1e-12 and 1e-14 in float64),
+    since rounding there follows the whole array, not the entry (lesson 05)."""
 
     def tolerance(probe, part):
         scale = float(np.max(np.abs(reference(probe)), initial=0.0))
-        rtol, atol = float32 if probe.dtype == "float32" else float64
+        rtol, atol = (2e-5, 2e-6) if probe.dtype == "float32" else (1e-12, 1e-14)
         return Tolerance(rtol, atol * scale)
 
     return tolerance
@@ -98,8 +99,6 @@ def _where(index: tuple, at, shape) -> str:
         points = np.asarray(at, dtype=np.float64)
         if points.shape == tuple(shape):
             return f" at x = {points[index]:.6g}"
-        if points.ndim == 1 and len(index) >= 1 and points.size == shape[0]:
-            return f" at x = {points[index[0]]:.6g}"
     if len(shape) == 0:
         return ""
     plain = [int(i) for i in index]
@@ -197,7 +196,7 @@ def generic_mistake(
     if matches(got, -expected, **loose) and np.any(expected != 0.0):
         return (
             "sign_flipped",
-            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right size but the "
+            f"{_head(what)} {_has(what)} the right size but the "
             "opposite sign everywhere: look for a subtraction the wrong way round "
             "or a stray minus.",
         )
@@ -219,8 +218,7 @@ def generic_mistake(
     ):
         return (
             "reversed_order",
-            f"{_head(what)} {'have' if _is(what) == 'are' else 'has'} the right values in reverse "
-            "order.",
+            f"{_head(what)} {_has(what)} the right values in reverse order.",
         )
     factor = _fit_factor(got, expected)
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
@@ -264,10 +262,28 @@ def generic_mistake(
     return None
 
 
+def one_number_mistake(got: float, expected: float, what: str) -> tuple[str, str] | None:
+    """``(code, hint)`` for one number, or None: "the answer times k" fits any wrong value,
+    so only a flipped sign or a simple factor (2, 1/2, 3/4) is named."""
+    if expected == 0 or not np.isfinite(got):
+        return None
+    factor = got / expected
+    simple = Fraction(factor).limit_denominator(4)
+    if abs(float(simple) - factor) > 1e-6 * abs(factor) or abs(simple.numerator) > 8:
+        return None
+    if simple == -1:
+        return "sign_flipped", (
+            f"{_head(what)} has the right size but the opposite sign: look for a "
+            "subtraction the wrong way round or a stray minus."
+        )
+    return "scale_factor", (
+        f"{_head(what)} is the answer times {simple}: the shape of the formula is "
+        "right, a constant factor is not."
+    )
+
+
 def _nice(value: float) -> str:
     """A factor as a reader would say it: 2, 1/2, 2/3, or 1.37."""
-    from fractions import Fraction
-
     fraction = Fraction(value).limit_denominator(4)
     if fraction.denominator > 1 and abs(float(fraction) - value) <= 1e-4 * abs(value):
         return f"{fraction.numerator}/{fraction.denominator}"
@@ -283,3 +299,8 @@ def _is(what: str) -> str:
     words = what.split() or [what]
     noun = words[1] if words[0].lower() in ("your", "the", "its") and len(words) > 1 else words[0]
     return "are" if noun.endswith("s") and not noun.endswith("ss") else "is"
+
+
+def _has(what: str) -> str:
+    """'has' or 'have', to agree with ``what``, as :func:`_is` does."""
+    return "have" if _is(what) == "are" else "has"

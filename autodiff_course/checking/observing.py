@@ -52,9 +52,6 @@ class TapeInfo:
     def was_watched(self, tensor) -> bool:
         return any(tensor is seen for seen, _ in self.watched)
 
-    def watch_time(self, tensor) -> int | None:
-        return next((time for seen, time in self.watched if seen is tensor), None)
-
 
 @dataclass(eq=False)
 class DifferentiationCall:
@@ -82,7 +79,6 @@ class CustomGradientCall:
     outputs: list
     input_count: int
     backward: list = field(default_factory=list)  # (upstreams, returned) per run
-    backward_errors: list = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -174,14 +170,14 @@ def _clock() -> int:
     return ops.uid()
 
 
-def _from_tensorflow(depth: int = 2) -> bool:
+def _from_tensorflow() -> bool:
     """True when the instrumented call comes from TensorFlow itself, not the answer.
 
     (ForwardAccumulator, for one, runs tapes of its own.)
     """
     import sys
 
-    caller = sys._getframe(depth).f_code.co_filename.replace("\\", "/")
+    caller = sys._getframe(2).f_code.co_filename.replace("\\", "/")
     return "/tensorflow/" in caller or "/keras/" in caller
 
 
@@ -365,11 +361,7 @@ _ARGUMENT_NAMES = {
 
 def _watched_backward(backward_function, call: CustomGradientCall):
     def backward(*upstreams):
-        try:
-            returned = backward_function(*upstreams)
-        except BaseException as error:
-            call.backward_errors.append(error)
-            raise
+        returned = backward_function(*upstreams)
         call.backward.append((list(upstreams), list(returned)))
         return returned
 

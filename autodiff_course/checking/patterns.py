@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .judging import _has
 from .judging import _head
 from .judging import _is
 from .judging import close_points
 from .judging import matches
 from .spec import Pattern
 from .verdicts import Wrong
-
-
-def _has(what: str) -> str:
-    """'has' or 'have', to agree with ``what``, as :func:`~.judging._is` does."""
-    return "have" if _is(what) == "are" else "has"
 
 
 def floor_of(expected) -> float:

@@ -3,8 +3,8 @@
 An answer that hard-codes the numbers it saw in the lesson, or that is right on
 one tail only, must fail. So a check probes
 
-* every boundary and cross-over the lesson names (written down in the check's
-  docstring and passed as ``include``), and
+* every boundary and cross-over the lesson names (the ``fixed`` points of a
+  :class:`~.spec.Points`, listed in the check's docstring), and
 * points drawn fresh on every call from a generator seeded by the exercise and
   a per-exercise counter: different each time the check runs, yet the same in
   every fresh kernel, so saved notebook outputs stay deterministic.
@@ -40,21 +40,6 @@ def tensor(values, dtype):
     import tensorflow as tf
 
     return tf.constant(values, dtype=tf.as_dtype(dtype))
-
-
-def points(
-    rng: np.random.Generator,
-    low: float,
-    high: float,
-    count: int,
-    include=(),
-    decimals: int | None = 3,
-) -> np.ndarray:
-    """``count`` fresh points in [low, high], plus ``include``, sorted and distinct."""
-    drawn = rng.uniform(low, high, size=count)
-    if decimals is not None:
-        drawn = np.round(drawn, decimals)
-    return np.unique(np.concatenate([np.asarray(include, dtype=np.float64), drawn]))
 
 
 def sizes(

@@ -119,12 +119,14 @@ def why_none(log: MethodLog, *, probe: str = "x"):
     """``(code, hint)`` for the causes of the first ``None`` the log saw that only the
     tapes' own record shows (an unwatched variable or constant, nested tapes that missed
     the inner gradient), else None: :func:`explain_missing` settles the others."""
+    found = log.first_none()
+    return None if found is None else _unseen(log.calls, *found, probe=probe)
+
+
+def _unseen(calls, call, source, *, probe: str):
+    """:func:`why_none` for the None ``call`` gave for ``source``, among ``calls``."""
     import tensorflow as tf
 
-    found = log.first_none()
-    if found is None:
-        return None
-    call, source = found
     dtype = getattr(source, "dtype", None)
     if call.target_is_numpy or (dtype is not None and not (dtype.is_floating or dtype.is_complex)):
         return None
@@ -136,7 +138,7 @@ def why_none(log: MethodLog, *, probe: str = "x"):
     # Inner calls are those of other tapes made after this one opened: a tape of an
     # earlier step of a loop, closed before this one opened, is no inner tape.
     opened = tape.entered if tape.entered is not None else call.time
-    earlier_inner = [c for c in log.calls if c.tape is not tape and opened < c.time < call.time]
+    earlier_inner = [c for c in calls if c.tape is not tape and opened < c.time < call.time]
     if earlier_inner:
         outside = [
             c
@@ -239,18 +241,6 @@ def first_missing(log: MethodLog, *, hidden: bool = False):
     return None
 
 
-class _Focused:
-    """The run's method log, with ``first_none`` fixed on one call and source, for
-    :func:`why_none` (which also looks at the other calls: nested tapes)."""
-
-    def __init__(self, log: MethodLog, call, source):
-        self.calls = log.calls
-        self._found = (call, source)
-
-    def first_none(self):
-        return self._found
-
-
 def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
     """``(code, hint)`` naming why ``call`` found no path to ``source``."""
     import tensorflow as tf
@@ -276,7 +266,7 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
     ):
         return "variable_replaced", hint("variable_replaced")
     if not watched:  # what the tape could not see at all
-        explained = why_none(_Focused(run.log, call, source), probe=probe)
+        explained = _unseen(run.log.calls, call, source, probe=probe)
         if explained is not None:
             return explained
     target = call.target
@@ -358,20 +348,7 @@ def _cause(run: Run, call, source, probe: str, originals=()):
     that does not watch the source) are read from the whole method log; everything else
     from what the answer's operations did (:func:`explain_missing`; ``originals``, the
     variables the answer must update in place, name a rebinding of one of them)."""
-    import dataclasses
-
-    calls = []
-    for other in run.log.calls:
-        if other is call:
-            other = dataclasses.replace(
-                other,
-                results=[
-                    None if item is source else result
-                    for item, result in zip(other.sources, other.results or [])
-                ],
-            )
-        calls.append(other)
-    explained = why_none(dataclasses.replace(run.log, calls=calls), probe=probe)
+    explained = _unseen(run.log.calls, call, source, probe=probe)
     if explained is not None and explained[0] in NESTED_CAUSES:
         return explained
     return explain_missing(run, call, source, probe=probe, originals=originals)

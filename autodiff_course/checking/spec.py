@@ -15,8 +15,9 @@ judge (:mod:`.judge`) interprets the same way for every exercise.
   :class:`Shape` by the shape of what came back (one number where a vector belongs); a
   :class:`Story` reports several symptoms together, only where the answer is right
   elsewhere.
-* the *harness* (:mod:`.harnesses`) knows the kind of answer: how to call it, what
-  method the exercise demands, and the mistakes every answer of that kind can make.
+* the *harness* (:mod:`.harness`, one subclass per kind of answer) knows how to call
+  it, what method the exercise demands, and the mistakes every answer of that kind can
+  make.
 
 The mistake codes an exercise declares are registered when it is made, with their
 one-line meaning, and its check's docstring is written from the declarations.
@@ -37,8 +38,6 @@ import numpy as np
 
 from . import mistakes
 from .verdicts import exercise
-
-LEVELS = {1: "easy", 2: "medium", 3: "hard"}
 
 
 @dataclass(frozen=True)
@@ -123,16 +122,19 @@ class Probes:
     upstream: bool = False
     data: Callable | None = None
 
+    def _shapes(self, index: int, dtype: str) -> list:
+        shapes = list(self.shapes.get(dtype, ("points",)))
+        if self.size_one and index == 0:
+            shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
+        return shapes
+
     def draw(self, rng: np.random.Generator) -> list[Probe]:
         from .probes import upstream as draw_upstream
 
         found = []
         for index, (dtype, points) in enumerate(self.points.items()):
             values = as_dtype(points.draw(rng), dtype)
-            shapes = list(self.shapes.get(dtype, ("points",)))
-            if self.size_one and index == 0:
-                shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
-            for shape in shapes:
+            for shape in self._shapes(index, dtype):
                 x = values if shape == "points" else rng.choice(values, size=shape)
                 x = np.asarray(x, dtype=np.float64)
                 label = (
@@ -151,10 +153,7 @@ class Probes:
     def describe(self) -> str:
         lines = []
         for index, (dtype, points) in enumerate(self.points.items()):
-            shapes = [s for s in self.shapes.get(dtype, ("points",)) if s != "points"]
-            if self.size_one and index == 0:
-                shapes += [s for s in SIZE_ONE_SHAPES if s not in shapes]
-            shown = ", ".join(str(tuple(s)) for s in shapes)
+            shown = ", ".join(str(tuple(s)) for s in self._shapes(index, dtype) if s != "points")
             lines.append(
                 f"* {dtype}: {points.describe()}" + (f"; also shapes {shown}" if shown else "")
             )
@@ -294,14 +293,6 @@ class Exercise:
         unknown = [code for code, _ in _codes_of(self) if not mistakes.is_known(code)]
         if unknown:
             raise ValueError(f"exercise {self.number}: codes without a meaning: {unknown}")
-
-    @property
-    def heading(self) -> str:
-        """The notebook's heading for this exercise, e.g.
-        ``Exercise 3.1: A stable log1pexp (★★★ hard, 15 min)``."""
-        stars = "★" * self.stars + "☆" * (3 - self.stars)
-        difficulty = f"{stars} {LEVELS[self.stars]}, {self.minutes} min"
-        return f"Exercise {self.number}: {self.title} ({difficulty})"
 
     def draw(self, rng) -> list[Probe]:
         return self.probes.draw(rng) if hasattr(self.probes, "draw") else self.probes(rng)

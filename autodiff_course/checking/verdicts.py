@@ -60,11 +60,6 @@ class CheckResult:
         )
         return f"{head} {self.message}".rstrip()
 
-    def as_record(self) -> dict:
-        record = asdict(self)
-        record["status"] = self.status.value
-        return record
-
 
 class Wrong(Exception):
     """Raised by an evaluator: the answer is wrong; ``hint`` says why.
@@ -163,7 +158,9 @@ def _report(result: CheckResult, seconds: list[float]) -> None:
     path = os.environ.get(REPORT_ENVIRONMENT_VARIABLE)
     if not path:
         return
-    record = dict(result.as_record(), seconds=[round(s, 6) for s in seconds])
+    record = dict(
+        asdict(result), status=result.status.value, seconds=[round(s, 6) for s in seconds]
+    )
     try:
         with open(path, "a", encoding="utf-8") as report:
             report.write(json.dumps(record, ensure_ascii=False) + "\n")
