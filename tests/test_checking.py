@@ -211,20 +211,32 @@ def test_every_global_setting_an_answer_changes_is_put_back_and_named():
     import keras
 
     def settings():
-        return keras.config.floatx(), tf.config.functions_run_eagerly(), np.get_printoptions()
+        return (
+            keras.config.floatx(),
+            keras.mixed_precision.global_policy().name,
+            tf.config.functions_run_eagerly(),
+            np.get_printoptions(),
+        )
 
     before = settings()
 
     def meddles(x):
         np.set_printoptions(precision=2)
         keras.config.set_floatx("float16")
-        tf.config.run_functions_eagerly(not before[1])
+        keras.mixed_precision.set_global_policy("mixed_float16")  # lesson 07's policy
+        tf.config.run_functions_eagerly(not before[2])
         tf.random.set_seed(1)
         return 2.0 * x
 
     result = double_check.evaluate(meddles)
     assert result.mistake == "changed_global_state"
-    for words in ("print options", "set_floatx", "run_functions_eagerly", "tf.random.set_seed"):
+    for words in (
+        "print options",
+        "set_floatx",
+        "set_global_policy",
+        "run_functions_eagerly",
+        "tf.random.set_seed",
+    ):
         assert words in result.message
     assert settings() == before
 

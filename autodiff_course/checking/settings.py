@@ -4,7 +4,8 @@ A learner's function runs inside the notebook's kernel, so a change it makes to 
 setting outlives the check and changes every later cell: NumPy's error handling
 (``np.seterr``) or print options, a random seed (``np.random.seed``, ``random.seed``,
 ``tf.random.set_seed``, ``keras.utils.set_random_seed``), Keras's default float type
-(``set_floatx``), or ``tf.config.run_functions_eagerly``. :func:`kept` notes them
+(``set_floatx``) or mixed-precision policy (``keras.mixed_precision.set_global_policy``,
+lesson 07), or ``tf.config.run_functions_eagerly``. :func:`kept` notes them
 before the answer runs, puts back whatever changed, and says what it was.
 """
 
@@ -34,6 +35,14 @@ def _keras_floatx():
         return None
 
 
+def _keras_policy():
+    keras = sys.modules.get("keras")
+    try:
+        return keras.mixed_precision.global_policy().name if keras is not None else None
+    except Exception:  # noqa: BLE001 - an old or partial Keras: nothing to guard
+        return None
+
+
 def _eager_functions():
     tf = _tensorflow()
     return tf.config.functions_run_eagerly() if tf is not None else None
@@ -45,7 +54,7 @@ def kept(changed: list):
     block changed (each is put back as it was)."""
     errors, printing = np.geterr(), np.get_printoptions()
     numpy_state, python_state = np.random.get_state(), random.getstate()
-    floatx, eager = _keras_floatx(), _eager_functions()
+    floatx, policy, eager = _keras_floatx(), _keras_policy(), _eager_functions()
     seeded: list = []
     originals = []
     tf = _tensorflow()
@@ -84,6 +93,9 @@ def kept(changed: list):
         if floatx is not None and _keras_floatx() != floatx:
             sys.modules["keras"].config.set_floatx(floatx)
             changed.append("Keras's default float type (set_floatx)")
+        if policy is not None and _keras_policy() != policy:
+            sys.modules["keras"].mixed_precision.set_global_policy(policy)
+            changed.append("Keras's mixed-precision policy (set_global_policy)")
         if eager is not None and _eager_functions() != eager:
             _tensorflow().config.run_functions_eagerly(eager)
             changed.append("tf.config.run_functions_eagerly")
