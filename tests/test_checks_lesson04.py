@@ -12,8 +12,6 @@ tests/test_checker_contract.py.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -618,24 +616,3 @@ def test_the_where_hint_names_the_op_that_was_used(judge, norm, named, not_named
     """g**2 is a power too: only a fractional power may be blamed."""
     message = judge(check.safe_norm, where_nonzero(norm), "where_without_safe_branch").message
     assert named in message and not_named not in message
-
-
-# --------------------------------------------------------------------------
-
-
-def test_the_checks_answer_quickly():
-    answers = [
-        (check.newton_step, newton),
-        (check.mixed_partial, mixed),
-        (check.smooth_sigmoid, reference.smooth_sigmoid),
-        (check.hvp, hvp),
-        (check.safe_norm, reference.safe_norm),
-    ]
-    for checker, answer in answers:
-        checker.evaluate(answer)  # warm up
-        durations = []
-        for _ in range(5):
-            started = time.perf_counter()
-            checker.evaluate(answer)
-            durations.append(time.perf_counter() - started)
-        assert np.median(durations) < 0.3, (checker.exercise, durations)
