@@ -348,6 +348,7 @@ def test_true_batch_jacobian_accepts_any_rank(judge):
         (per_example_with(), "batch_jacobian_sums"),
         (own_blocks_with(lambda full, b: tf.reduce_sum(full[b], axis=1)), "summed_rows"),
         (own_blocks_with(lambda full, b: full[b, :, 0, :]), "first_column"),
+        (own_blocks_with(lambda full, b: full[0, :, b, :]), "first_row"),
         (own_blocks_with(lambda full, b: full[b, :, (b + 1) % full.shape[0], :]), "other_block"),
         (own_blocks_with(lambda full, b: full[0, :, 0, :]), "repeated_slice"),
         (per_example_diagonal_blocks, "rank_two_only"),

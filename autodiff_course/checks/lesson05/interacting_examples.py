@@ -72,6 +72,13 @@ EXERCISE = spec.Exercise(
             means="the blocks of the first example's inputs for every example",
         ),
         spec.Mistake(
+            "first_row",
+            "You took example 0's outputs for every example: block b is d y[b] / d x[b], "
+            "so the row of blocks must follow b too.",
+            _taken(lambda k: np.stack([k[0, :, b] for b in range(len(k))])),
+            means="the blocks of the first example's outputs for every example",
+        ),
+        spec.Mistake(
             "other_block",
             "You kept block (b, b+1) of the full Jacobian: x's example b+1 against y's "
             "example b. Keep each example's own block, d y[b] / d x[b].",
