@@ -1,6 +1,6 @@
 """What exercises 7.2 and 7.4 share: the small ``mixed_float16`` Dense models the check
 builds, their float64 gradients, and the method checks of a loss-scaled step
-(:mod:`autodiff_course.checking.training_step`) at their numbers.
+(:mod:`autodiff_course.checking.keras_call`) at their numbers.
 
 The reference is float64 NumPy: the forward pass with every layer's output rounded to
 float16 as the model stores it, the backward pass in float64, never Keras or a tape.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import training_step
+from ...checking import keras_call
 from ...checking.judging import Tolerance
 from ...checking.keras_call import Built
 from ...checking.spec import Probe
@@ -49,17 +49,13 @@ def flat(arrays) -> np.ndarray:
     return np.concatenate([np.ravel(a) for a in arrays])
 
 
+def norm(arrays) -> float:
+    """The global norm of ``arrays``."""
+    return float(np.sqrt(sum(np.sum(np.square(a)) for a in arrays)))
+
+
 def prediction(p) -> np.ndarray:
     return _forward(p.layers, p.x)[1][-1]
-
-
-def squeezed_dy(p):
-    """The upstream of mean((squeeze(prediction) - y)**2), a (batch, batch) broadcast
-    (None where that squeeze changes nothing)."""
-    if prediction(p).shape[1] != 1 or prediction(p).shape[0] == 1:
-        return None
-    residuals = prediction(p)[:, 0][None, :] - p.y  # [i, j]: prediction j minus target i
-    return (2.0 * residuals.sum(axis=0) / residuals.size)[:, None]
 
 
 def tolerance(p, part) -> Tolerance:
@@ -69,13 +65,13 @@ def tolerance(p, part) -> Tolerance:
     return Tolerance(1e-2, share * float(np.max(flat(gradients(p, absolute=True)))))
 
 
-def model_probe(
-    rng, widths, activations, batch, tiny, scale, frozen=False, spread=(0.5, 1.5), **data
-) -> Probe:
-    """A Dense stack with short binary fractions as weights and inputs, and targets set
-    from its own float16 prediction: residuals of 2 to 4 float32 spacings at 1/4 or more
-    (``tiny``: their float16 gradients underflow unscaled), or of ``spread``."""
-    layers = []
+def model_probe(rng, widths, batch, scale, tiny, frozen=False, spread=(0.5, 1.5), **data) -> Probe:
+    """A Dense stack (a tanh layer first in a rough fit) with short binary fractions as
+    weights and inputs, a learning rate, and targets set from its own float16 prediction:
+    residuals of 2 to 4 float32 spacings at 1/4 or more (``tiny``: their float16 gradients
+    underflow unscaled, and the weights barely move), or of ``spread`` (weights read back)."""
+    learning_rate, layers = float(np.round(rng.uniform(0.05, 0.5), 3)), []
+    activations = ["linear" if tiny else "tanh", "linear"]
     for fan_in, fan_out, activation in zip(widths, widths[1:], activations):
         shape = (fan_in, fan_out)
         kernel = rng.integers(1, 4, shape) * rng.choice([-0.25, 0.25], shape)
@@ -89,9 +85,9 @@ def model_probe(
     else:
         residual = rng.uniform(*spread, size) * rng.choice([-1, 1])  # one sign: no cancelling
     y = (predicted - residual).astype(np.float32).astype(np.float64)
-    fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
     label = f"a {'near-perfect' if tiny else 'rough'} fit, batch of {batch}, loss_scale {scale:g}"
-    return Probe("mixed_float16", x, data=fields, label=label)
+    fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
+    return Probe("mixed_float16", x, data={**fields, "learning_rate": learning_rate}, label=label)
 
 
 def build(p) -> Built:
@@ -111,13 +107,14 @@ def build(p) -> Built:
 
 
 def read(value, p, built, log, name) -> np.ndarray:
-    """The returned gradients, flattened, once the method is verified."""
+    """The returned gradients, flattened, once the method is verified: only the trainable
+    variables differentiated, from the loss times loss_scale; in a rough fit, applied."""
     model, right = built.details["model"], flat(gradients(p))
-    training_step.demand_trainable_sources(log, model)
-    got = training_step.read_gradients(value, model, name)
+    keras_call.demand_trainable_sources(log, model)
+    got = keras_call.read_gradients(value, model, name)
     loss, earlier = float(np.mean((prediction(p) - p.y) ** 2)), p.data.get("earlier", ())
     sums = [p.loss_scale * d for d in range(2, p.y.size + 1) if p.y.size % d == 0]  # a sum
-    training_step.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
-    if p.applied:
-        training_step.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
+    keras_call.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
+    if not p.tiny:
+        keras_call.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
     return got
