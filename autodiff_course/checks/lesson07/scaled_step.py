@@ -91,18 +91,25 @@ def model_probe(rng, widths, batch, scale, tiny, frozen=False, spread=(0.5, 1.5)
 
 
 def build(p) -> Built:
+    """A fresh model initialised with the probe's weights (no random draw to overwrite),
+    its SGD optimizer, and the arguments of a step."""
     import keras
     import tensorflow as tf
 
-    dense = [keras.layers.Dense(k.shape[1], a, dtype="mixed_float16") for k, _, a in p.layers]
+    held, policy = keras.initializers.Constant, "mixed_float16"  # weights exact in float32
+    dense = [
+        keras.layers.Dense(
+            k.shape[1], a, kernel_initializer=held(k), bias_initializer=held(b), dtype=policy
+        )
+        for k, b, a in p.layers
+    ]
     model = keras.Sequential([keras.Input((p.x.shape[1],)), *dense])
-    model.set_weights([w.astype(np.float32) for k, b, _ in p.layers for w in (k, b)])
     if p.frozen:
         model.layers[0].trainable = False
     optimizer = keras.optimizers.SGD(learning_rate=p.learning_rate)
     arguments = (model, optimizer, tf.constant(p.x, tf.float32), tf.constant(p.y, tf.float32))
     arguments += (float(p.loss_scale),) + ((float(p.clip_norm),) if "clip_norm" in p.data else ())
-    before = [v.numpy().astype(np.float64) for v in model.weights]
+    before = [w for k, b, _ in p.layers for w in (k, b)]  # in the order of model.weights
     return Built(arguments, list(model.trainable_variables), {"model": model, "before": before})
 
 
