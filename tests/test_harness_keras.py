@@ -78,6 +78,30 @@ def test_keras_call_names_a_known_error_and_finds_state_kept_between_calls():
     assert DOUBLE.evaluate(kept).mistake == "keeps_state"
 
 
+def test_keras_call_calls_the_first_probe_again_on_its_objects_put_back_by_reset():
+    resets = []
+
+    def reset(built):
+        resets.append(built)
+        built.details["variable"].assign([1.0, -2.0, 3.0])
+        return built
+
+    harness = KerasCall("`double`", build=_build, read=_read, reset=reset)
+    exercise = Exercise(
+        "99.3", "Twice a variable, again", 1, 1, harness, DOUBLE.probes, DOUBLE.reference
+    )
+    found = exercise.evaluate(_taped)
+    assert found.status is Status.CORRECT and len(resets) == 1
+    assert "its objects put back as built" in found.message
+    calls = []
+
+    def kept(variable):
+        calls.append(1)
+        return _taped(variable) * (1.0 if len(calls) < 3 else 3.0)
+
+    assert exercise.evaluate(kept).mistake == "keeps_state"
+
+
 def test_dense_from_lookup_names_slices_their_rows_and_accepts_a_dense_tensor():
     table = tf.Variable(tf.ones((4, 2)))
     with tf.GradientTape() as tape:

@@ -9,10 +9,11 @@ weights before the call). The check calls the answer while noting every tape
 hint), and ``read(value, probe, built, log)`` reads what came back into parts or raises a
 structural verdict (the method too: ``log`` says what the tapes did). With ``untaped`` (a
 code and a hint), right numbers that no ``tape.gradient`` call with every one of
-``sources`` produced are *not yet*. Statefulness: the first probe, built anew, is called
-again after the others and must give the same parts. The ``demand_*`` functions and
-:func:`read_gradients` are what a training step must do; :func:`dense_from_lookup` reads
-a lookup's gradient.
+``sources`` produced are *not yet*. Statefulness: the first probe is called again after
+the others and must give the same parts, on objects built anew, or on its own put back as
+they were built by ``reset(built)`` (a model costs more to build than to restore). The
+``demand_*`` functions and :func:`read_gradients` are what a training step must do;
+:func:`dense_from_lookup` reads a lookup's gradient.
 """
 
 from __future__ import annotations
@@ -73,16 +74,18 @@ class KerasCall(Harness):
     method: str = ""
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
+    reset: Callable | None = None
 
     def describe(self) -> str:
-        found = ["the check builds fresh Keras objects for every call"]
+        found = ["the check builds fresh Keras objects for every probe"]
         if self.untaped:
             found.append("a tape.gradient call differentiated the objects handed over")
         return "; ".join(found + ([self.method] if self.method else [])) + "."
 
-    def parts(self, answer, probe) -> tuple:
-        """``(parts, built, log)``: the answer called on freshly built objects, read."""
-        built = self.build(probe)
+    def parts(self, answer, probe, built=None) -> tuple:
+        """``(parts, built, log)``: the answer called on freshly built objects (or those
+        ``built`` before), read."""
+        built = built or self.build(probe)
         with observe() as log:
             try:
                 value = call_answer(answer, *built.arguments, name=self.name)
@@ -108,8 +111,9 @@ class KerasCall(Harness):
         if len(seen) < 2:
             return
         probe, first = seen[0]
+        built = self.reset(first.details["built"]) if self.reset else None
         try:
-            again = self.parts(answer, probe)[0]
+            again = self.parts(answer, probe, built)[0]
         except Wrong:
             again = {}
         if not same_parts(first.parts, again, 1e-6, 1e-12):
@@ -122,7 +126,9 @@ class KerasCall(Harness):
     def verified(self, exercise, probes) -> list:
         return [
             self.describe().rstrip("."),
-            "the first probe called again after the others gave the same result",
+            "the first probe called again after the others"
+            + (" (its objects put back as built)" if self.reset else "")
+            + " gave the same result",
         ]
 
 

@@ -141,6 +141,7 @@ EXERCISE = Exercise(
     harness=KerasCall(
         NAME,
         build=bench.build,
+        reset=bench.reset,
         read=read,
         untaped=("float32_copy", "No tape.gradient call differentiated model.trainable_variables."),
         method="the tape walked from the loss times loss_scale; the clipped gradients applied once",

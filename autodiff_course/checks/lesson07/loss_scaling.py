@@ -58,6 +58,7 @@ EXERCISE = Exercise(
     harness=KerasCall(
         NAME,
         build=bench.build,
+        reset=bench.reset,
         read=read,
         untaped=(
             "float32_copy",

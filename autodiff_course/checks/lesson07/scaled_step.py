@@ -113,6 +113,15 @@ def build(p) -> Built:
     return Built(arguments, list(model.trainable_variables), {"model": model, "before": before})
 
 
+def reset(built) -> Built:
+    """The objects :func:`build` made, as it made them: the weights it gave the model put
+    back, the optimizer's step count at 0 (plain SGD keeps nothing else)."""
+    model, optimizer = built.arguments[:2]
+    model.set_weights([w.astype(np.float32) for w in built.details["before"]])
+    optimizer.iterations.assign(0)
+    return built
+
+
 def read(value, p, built, log, name) -> np.ndarray:
     """The returned gradients, flattened, once the method is verified: only the trainable
     variables differentiated, from the loss times loss_scale; in a rough fit, applied."""
