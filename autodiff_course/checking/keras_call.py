@@ -77,7 +77,8 @@ class KerasCall(Harness):
     reset: Callable | None = None
 
     def describe(self) -> str:
-        found = ["the check builds fresh Keras objects for every probe"]
+        every = "probe" if self.reset else "call"  # with reset, the call again is on old ones
+        found = [f"the check builds fresh Keras objects for every {every}"]
         if self.untaped:
             found.append("a tape.gradient call differentiated the objects handed over")
         return "; ".join(found + ([self.method] if self.method else [])) + "."
