@@ -70,8 +70,8 @@ def model_probe(rng, widths, batch, scale, tiny, frozen=False, spread=(0.5, 1.5)
     weights and inputs, a learning rate, and targets set from its own float16 prediction:
     residuals of 2 to 4 float32 spacings at 1/4 or more (``tiny``: their float16 gradients
     underflow unscaled, and the weights barely move), or of ``spread`` (weights read back)."""
-    learning_rate, layers = float(np.round(rng.uniform(0.05, 0.5), 3)), []
-    activations = ["linear" if tiny else "tanh", "linear"]
+    learning_rate = float(np.round(rng.uniform(0.05, 0.5), 3))
+    layers, activations = [], ["linear" if tiny else "tanh", "linear"]
     for fan_in, fan_out, activation in zip(widths, widths[1:], activations):
         shape = (fan_in, fan_out)
         kernel = rng.integers(1, 4, shape) * rng.choice([-0.25, 0.25], shape)
@@ -87,7 +87,8 @@ def model_probe(rng, widths, batch, scale, tiny, frozen=False, spread=(0.5, 1.5)
     y = (predicted - residual).astype(np.float32).astype(np.float64)
     label = f"a {'near-perfect' if tiny else 'rough'} fit, batch of {batch}, loss_scale {scale:g}"
     fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
-    return Probe("mixed_float16", x, data={**fields, "learning_rate": learning_rate}, label=label)
+    fields["learning_rate"] = learning_rate
+    return Probe("mixed_float16", x, data=fields, label=label)
 
 
 def build(p) -> Built:
