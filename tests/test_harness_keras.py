@@ -1,7 +1,7 @@
 """Direct tests of the Keras harnesses: :mod:`autodiff_course.checking.keras_call` (an
-answer called with Keras objects the check builds), :mod:`~autodiff_course.checking.
-training_step` (what a training step must do) and :mod:`~autodiff_course.checking.
-keras_layer` (a layer class on the check's tape), on tiny exercises of their own."""
+answer called with Keras objects the check builds, and what a training step must do) and
+:mod:`~autodiff_course.checking.keras_layer` (a layer class on the check's tape), on tiny
+exercises of their own."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from autodiff_course.checking import Status
-from autodiff_course.checking import training_step
+from autodiff_course.checking import keras_call
 from autodiff_course.checking.keras_call import NUMPY_ON_SLICES
 from autodiff_course.checking.keras_call import Built
 from autodiff_course.checking.keras_call import KerasCall
@@ -78,6 +78,30 @@ def test_keras_call_names_a_known_error_and_finds_state_kept_between_calls():
     assert DOUBLE.evaluate(kept).mistake == "keeps_state"
 
 
+def test_keras_call_calls_the_first_probe_again_on_its_objects_put_back_by_reset():
+    resets = []
+
+    def reset(built):
+        resets.append(built)
+        built.details["variable"].assign([1.0, -2.0, 3.0])
+        return built
+
+    harness = KerasCall("`double`", build=_build, read=_read, reset=reset)
+    exercise = Exercise(
+        "99.3", "Twice a variable, again", 1, 1, harness, DOUBLE.probes, DOUBLE.reference
+    )
+    found = exercise.evaluate(_taped)
+    assert found.status is Status.CORRECT and len(resets) == 1
+    assert "its objects put back as built" in found.message
+    calls = []
+
+    def kept(variable):
+        calls.append(1)
+        return _taped(variable) * (1.0 if len(calls) < 3 else 3.0)
+
+    assert exercise.evaluate(kept).mistake == "keeps_state"
+
+
 def test_dense_from_lookup_names_slices_their_rows_and_accepts_a_dense_tensor():
     table = tf.Variable(tf.ones((4, 2)))
     with tf.GradientTape() as tape:
@@ -123,10 +147,10 @@ def test_demand_scaled_loss_reads_the_factor_of_the_tape_target(by, earlier, cod
     log, loss = _step(model, 8.0, by=by)
     got = right = np.ones(3)
     if code is None:
-        training_step.demand_scaled_loss(log, model, loss, 8.0, earlier, (), got, right)
+        keras_call.demand_scaled_loss(log, model, loss, 8.0, earlier, (), got, right)
         return
     with pytest.raises(Wrong) as raised:
-        training_step.demand_scaled_loss(log, model, loss, 8.0, earlier, (), got, right)
+        keras_call.demand_scaled_loss(log, model, loss, 8.0, earlier, (), got, right)
     assert raised.value.mistake == code
 
 
@@ -134,12 +158,12 @@ def test_demand_trainable_sources_and_read_gradients():
     model = _model(frozen=True)
     log, _ = _step(model, 1.0, sources=model.weights)
     with pytest.raises(Wrong) as raised:
-        training_step.demand_trainable_sources(log, model)
+        keras_call.demand_trainable_sources(log, model)
     assert raised.value.mistake == "trained_frozen_layer"
     with pytest.raises(Wrong) as raised:
-        training_step.read_gradients([tf.zeros((2, 1))], model, "f")
+        keras_call.read_gradients([tf.zeros((2, 1))], model, "f")
     assert raised.value.mistake == "wrong_structure"
-    found = training_step.read_gradients([tf.ones((2, 1)), tf.ones((1,))], model, "f")
+    found = keras_call.read_gradients([tf.ones((2, 1)), tf.ones((1,))], model, "f")
     assert found.tolist() == [1.0, 1.0, 1.0]
 
 
@@ -154,10 +178,10 @@ def test_demand_applied_compares_the_step_with_what_was_returned(times, code):
     got = np.concatenate([np.ravel(g) for g in gradients])
     tolerance = SimpleNamespace(rtol=1e-3, atol=1e-6)
     if code is None:
-        training_step.demand_applied(built, got, 0.5, got, tolerance)
+        keras_call.demand_applied(built, got, 0.5, got, tolerance)
         return
     with pytest.raises(Wrong) as raised:
-        training_step.demand_applied(built, got, 0.5, got, tolerance)
+        keras_call.demand_applied(built, got, 0.5, got, tolerance)
     assert raised.value.mistake == code
 
 

@@ -61,6 +61,7 @@ class KerasLayer(OnTape):
         )
 
     def _layer(self, answer, probe):
+        """``(layer, weight)``: the answer's layer, made, built and given ``probe.w``."""
         import keras
 
         layer = call_answer(answer, dtype=probe.policy, name=self.name)
@@ -82,9 +83,13 @@ class KerasLayer(OnTape):
         weight.assign(np.asarray(probe.w, dtype=weight.dtype))
         return layer, weight.value
 
-    def _recorded(self, layer, x):
+    def record(self, answer, probe, made=None):
+        """``(tape, x, output, log, weight)``: a fresh layer (or the one ``made``) called
+        on the check's tape."""
         import tensorflow as tf
 
+        layer, weight = made or self._layer(answer, probe)
+        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
         tape = tf.GradientTape(persistent=True)
         with tape, observe() as log:
             tape.watch(x)
@@ -93,15 +98,6 @@ class KerasLayer(OnTape):
                     value = _called(layer, x)
             except Wrong as wrong:
                 raise _decorator_error(wrong) from None
-        return tape, value, log
-
-    def record(self, answer, probe):
-        """``(tape, x, output, log, weight)``: a fresh layer called on the check's tape."""
-        import tensorflow as tf
-
-        layer, weight = self._layer(answer, probe)
-        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        tape, value, log = self._recorded(layer, x)
         return tape, x, value, log, weight
 
     def _read(self, grads, log, shape, dtype) -> dict:
@@ -123,13 +119,7 @@ class KerasLayer(OnTape):
                 ),
                 "variable_outside_rule" if outside else "no_variable_gradient",
             )
-        parts["grad_w"] = self.weight_gradient(grad_w, shape)
-        return parts
-
-    def weight_gradient(self, grad_w, shape) -> np.ndarray:
-        """The weight's gradient read in the weight's shape (the last axis of x) and dtype."""
-        features = shape[-1]
-        got, name = tuple(grad_w.shape), f"The gradient for self.{self.weight}"
+        features, got = shape[-1], tuple(grad_w.shape)
         if got != (features,):
             if got == tuple(shape) and len(shape) > 1:
                 code, why = "variable_grad_not_reduced", "it is shaped like x: sum the terms"
@@ -147,22 +137,20 @@ class KerasLayer(OnTape):
                 "variables[0].dtype before you sum them.",
                 "weight_gradient_float16",
             )
-        return as_values(grad_w, name=name, dtype="float32")
+        return {**parts, "grad_w": as_values(grad_w, name=name, dtype="float32")}
 
     def statefulness(self, answer, seen, exercise) -> None:
         """One layer called twice, with another weight and input the second time."""
+        import tensorflow as tf
+
         probe, _ = seen[0]
         other = probe.but(x=-np.roll(probe.x, 1), upstream=np.roll(probe.upstream, 1))
         other = other.but(w=-0.75 * np.asarray(probe.w))
-        import tensorflow as tf
-
         layer, weight = self._layer(answer, probe)
-        first = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        second = tf.constant(np.asarray(other.x, dtype=other.dtype))
-        call_answer(layer, first, name="Your layer")
+        call_answer(layer, tf.constant(np.asarray(probe.x, dtype=probe.dtype)), name="Your layer")
         weight.assign(np.asarray(other.w, dtype=weight.dtype.name))
-        tape, value, log = self._recorded(layer, second)
-        grads = self.gradients(tape, second, value, weight, other.upstream, other.dtype)
+        tape, x, value, log, _ = self.record(answer, other, made=(layer, weight))
+        grads = self.gradients(tape, x, value, weight, other.upstream, other.dtype)
         try:
             got = self._read(grads, log, other.shape, other.dtype)
         except Wrong:

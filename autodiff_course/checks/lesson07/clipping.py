@@ -3,8 +3,6 @@ The reference clip is ``g * clip_norm / max(norm, clip_norm)`` in float64."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from ...checking.answers import as_values
@@ -16,6 +14,9 @@ from ...checking.spec import Mistake
 from ...checking.spec import Pattern
 from ...checking.verdicts import Wrong
 from . import scaled_step as bench
+from .scaled_step import flat
+from .scaled_step import gradients
+from .scaled_step import norm
 
 NAME = "`clipped_train_step`"
 
@@ -29,78 +30,57 @@ def draw(rng) -> list:
     for tiny, ratio in ((False, (1.2, 2.0)), (False, (1 / 50, 1 / 4)), (True, (2, 4))):
         n, h, batch = (int(k) for k in rng.integers([2, 2, 3], [4, 4, 9]))
         scale = 2.0 ** int(rng.integers(13, 16) if tiny else rng.integers(2, 5))
-        lr = float(np.round(rng.uniform(0.05, 0.5), 3))
-        layers = ["linear" if tiny else "tanh", "linear"]
         spread = (3.0, 6.0) if ratio[0] < 1 else (0.5, 1.5)  # above the limit: a norm over 1
-        probe = bench.model_probe(
-            rng,
-            [n, h, 1],
-            layers,
-            batch,
-            tiny,
-            scale,
-            spread=spread,
-            applied=not tiny,
-            learning_rate=lr,
-        )
-        while ratio[0] < 1 and _norm(bench.gradients(probe)) < 1.5:  # a clip to 1.0 must show
+        probe = bench.model_probe(rng, [n, h, 1], batch, scale, tiny, spread=spread)
+        while ratio[0] < 1 and norm(gradients(probe)) < 1.5:  # a clip to 1.0 must show
             probe = probe.but(y=2 * probe.y - bench.prediction(probe))  # residuals doubled
-        limit = float(f"{_norm(bench.gradients(probe)) * rng.uniform(*ratio):.4g}")
+        limit = float(f"{norm(gradients(probe)) * rng.uniform(*ratio):.4g}")
         found.append(probe.but(clip_norm=limit * (1.1 if limit in (1.0, 5.0, 10.0) else 1)))
     return found
 
 
-def _grads(p) -> list:
-    return bench.gradients(p)
+def clip(arrays, limit) -> np.ndarray:
+    """``arrays`` clipped to the global norm ``limit``, flattened."""
+    return flat(arrays) * limit / max(norm(arrays), limit)
 
 
-def _norm(gradients) -> float:
-    return float(np.sqrt(sum(np.sum(np.square(g)) for g in gradients)))
-
-
-def reference(p, scale=1.0, limit=None, undo=1.0) -> dict:
-    """The clip of ``scale`` times the gradients to ``limit``, divided by ``undo``."""
-    gradients = [scale * g for g in bench.gradients(p)]
-    limit = p.clip_norm if limit is None else limit
-    clipped = bench.flat(gradients) * limit / max(_norm(gradients), limit) / undo
-    return {"clipped": clipped, "norm": np.asarray(_norm(gradients))}
+def reference(p) -> dict:
+    return {"clipped": clip(gradients(p), p.clip_norm), "norm": np.asarray(norm(gradients(p)))}
 
 
 def tolerance(p, part) -> Tolerance:
     """:mod:`.scaled_step`'s, shrunk by the clip for the clipped gradients."""
-    found, norm = bench.tolerance(p, part), float(reference(p)["norm"])
-    return Tolerance(found.rtol, found.atol * (p.clip_norm / max(norm, p.clip_norm)))
+    found, shrunk = bench.tolerance(p, part), p.clip_norm / max(norm(gradients(p)), p.clip_norm)
+    return Tolerance(found.rtol, found.atol * shrunk)
 
 
 def read(value, p, built, log) -> dict:
-    if (
-        not isinstance(value, (tuple, list))
-        or len(value) != 2
-        or type(value[0]) not in (list, tuple)
-    ):
+    """The pair; gradients a power of two too large (the norm's factor), then clipped, were
+    never unscaled."""
+    pair = isinstance(value, (tuple, list)) and len(value) == 2
+    if not pair or type(value[0]) not in (list, tuple):
         raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
     clipped = bench.read(value[0], p, built, log, NAME)
-    norm = as_values(value[1], name="The norm", shape=(), dtype="float32")
-    right, tol = reference(p), tolerance(p, "clipped")
-    close = partial(matches, rtol=tol.rtol, atol=tol.atol)
-    factor = float(norm) / float(right["norm"])  # a power of two: never divided by the scale
-    power = factor > 1.5 and abs(np.log2(factor) - round(np.log2(factor))) < 1e-2
-    if (
-        power
-        and close(clipped, reference(p, factor)["clipped"])
-        and not close(clipped, right["clipped"])
-    ):
-        raise Wrong(
-            f"Your norm is {2 ** round(np.log2(factor)):g} times the true one, and you clipped "
-            "gradients that large: they were not divided by loss_scale before clipping. "
-            "Unscale first, then clip.",
-            "forgot_unscale",
-        )
-    return {"clipped": clipped, "norm": norm}
+    found = as_values(value[1], name="The norm", shape=(), dtype="float32")
+    factor, tol = float(found) / norm(gradients(p)), tolerance(p, "clipped")
+    power = np.isfinite(factor) and factor > 1.5  # a power of two: never unscaled
+    if power and abs(np.log2(factor) - round(np.log2(factor))) < 1e-2:
+        large = clip([factor * g for g in gradients(p)], p.clip_norm)
+        right = reference(p)["clipped"]
+        if matches(clipped, large, tol.rtol, tol.atol) and not matches(
+            clipped, right, tol.rtol, tol.atol
+        ):
+            raise Wrong(
+                f"Your norm is {2 ** round(np.log2(factor)):g} times the true one, and you "
+                "clipped gradients that large: they were not divided by loss_scale before "
+                "clipping. Unscale first, then clip.",
+                "forgot_unscale",
+            )
+    return {"clipped": clipped, "norm": found}
 
 
 def _divided_again(got, p):
-    right = bench.flat(bench.gradients(p))
+    right = flat(gradients(p))
     telling = np.abs(right) > 1e-2 * np.max(np.abs(right))
     ratio = got[telling] / right[telling]
     if ratio.size and np.ptp(ratio) <= 5e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
@@ -111,44 +91,44 @@ def _divided_again(got, p):
 _CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
     "clipped_before_unscaling": (
         "You clipped the scaled gradients, then unscaled them: unscale first, then clip.",
-        lambda p: reference(p, p.loss_scale, undo=p.loss_scale)["clipped"],
+        lambda p: clip([p.loss_scale * g for g in gradients(p)], p.clip_norm) / p.loss_scale,
         "the scaled gradients clipped, then unscaled: norm clip / S",
     ),
     "clipped_per_tensor": (
         "Each gradient was clipped by its own norm (tf.clip_by_norm), not by the global one.",
-        lambda p: bench.flat(g * p.clip_norm / max(_norm([g]), p.clip_norm) for g in _grads(p)),
+        lambda p: flat(clip([g], p.clip_norm) for g in gradients(p)),
         "each gradient clipped by its own norm (tf.clip_by_norm)",
     ),
     "clipped_by_value": (
         "Each entry was clipped (tf.clip_by_value); clip the global norm instead.",
-        lambda p: np.clip(bench.flat(_grads(p)), -p.clip_norm, p.clip_norm),
+        lambda p: np.clip(flat(gradients(p)), -p.clip_norm, p.clip_norm),
         "each entry clipped (tf.clip_by_value) instead of the global norm",
     ),
     "always_rescaled": (
         "Your gradients were rescaled to clip_norm although their norm was below it.",
-        lambda p: bench.flat(_grads(p)) * p.clip_norm / _norm(_grads(p)),
+        lambda p: flat(gradients(p)) * p.clip_norm / norm(gradients(p)),
         "gradients rescaled to the limit even when their norm is below it",
     ),
     "not_clipped": (
         "Your gradients were not clipped, and their global norm is above clip_norm here.",
-        lambda p: bench.flat(_grads(p)),
+        lambda p: flat(gradients(p)),
         "a gradient that passes everywhere where it should be clipped",
     ),
     "wrong_clip_norm": (
         "Your gradients were clipped to a norm of 1.0, not to clip_norm ({clip_norm}).",
-        lambda p: reference(p, limit=1.0)["clipped"],
+        lambda p: clip(gradients(p), 1.0),
         "a clip norm of its own instead of the one given",
     ),
 }
 _NORM = {
     "norm_after_clipping": (
         "Your norm is the clipped gradients'; return the norm before clipping.",
-        lambda p: min(_norm(_grads(p)), p.clip_norm),
+        lambda p: min(norm(gradients(p)), p.clip_norm),
         "the global norm of the clipped gradients returned",
     ),
     "norm_of_scaled_gradients": (
         "Your norm is the scaled gradients' (loss_scale times too large).",
-        lambda p: p.loss_scale * _norm(_grads(p)),
+        lambda p: p.loss_scale * norm(gradients(p)),
         "the global norm of the scaled gradients returned",
     ),
 }
@@ -161,6 +141,7 @@ EXERCISE = Exercise(
     harness=KerasCall(
         NAME,
         build=bench.build,
+        reset=bench.reset,
         read=read,
         untaped=("float32_copy", "No tape.gradient call differentiated model.trainable_variables."),
         method="the tape walked from the loss times loss_scale; the clipped gradients applied once",

@@ -53,8 +53,9 @@ def _z(p):
     return as_dtype(as_dtype(p.w, p.dtype) * p.x, p.dtype)
 
 
-def _sigmoid(z):
-    return np.exp(-np.logaddexp(0.0, -z))
+def _s(p, sign=1.0):
+    """sigmoid(sign * a x) at the numbers the layer sees."""
+    return np.exp(-np.logaddexp(0.0, -sign * _z(p)))
 
 
 def _sum(terms):
@@ -62,22 +63,61 @@ def _sum(terms):
 
 
 def reference(p) -> dict:
-    s = _sigmoid(_z(p))
+    gradient = p.upstream * as_dtype(p.w, p.dtype) * _s(p)
     return {
         "value": np.logaddexp(0.0, _z(p)),
-        "gradient": p.upstream * as_dtype(p.w, p.dtype) * s,
-        "grad_w": _sum(p.upstream * p.x * s),
+        "gradient": gradient,
+        "grad_w": _sum(p.upstream * p.x * _s(p)),
     }
 
 
 def tolerance(p, part) -> Tolerance:
     loose = p.dtype == "float16"
     if part == "grad_w":
-        scale = float(np.max(_sum(np.abs(p.upstream * p.x * _sigmoid(_z(p))))))
+        scale = float(np.max(_sum(np.abs(p.upstream * p.x * _s(p)))))
         return Tolerance(1e-2 if loose else 2e-5, (1e-2 if loose else 1e-5) * scale)
     return Tolerance(1e-2, 1e-7 * float(np.max(np.abs(p.upstream)))) if loose else None
 
 
+_GRADIENT = {  # code: (hint, what the gradient for x is, the code's meaning)
+    "forgot_slope": (
+        "The gradient for x lacks the slope: d softplus(a x)/dx = a * sigmoid(a x), "
+        "so return upstream * a * sigmoid(a x).",
+        lambda p: p.upstream * _s(p),
+        "d/dx of softplus(a x) without the factor a",
+    ),
+    "swapped_gradients": (
+        "x and the slope are swapped between your two gradients: d/dx is upstream * a * "
+        "sigmoid(a x), d/da is upstream * x * sigmoid(a x).",
+        lambda p: p.upstream * p.x * _s(p),
+        "x and w swapped between the two gradients",
+    ),
+    "sigmoid_of_minus_x": (
+        "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
+        lambda p: p.upstream * as_dtype(p.w, p.dtype) * _s(p, -1.0),
+        "sigmoid(-x) where sigmoid(x) belongs",
+    ),
+}
+_SLOPE = {  # the same for the slope's gradient
+    "forgot_x": (
+        "The slope's gradient lacks x: d softplus(a x)/da = x * sigmoid(a x), summed "
+        "over every axis but the last.",
+        lambda p: _sum(p.upstream * _s(p)),
+        "d/dw of softplus(w x) without the factor x",
+    ),
+    "mean_not_sum": (
+        "The slope's gradient is the mean of its terms, not their sum: every example "
+        "adds its own contribution, so use tf.reduce_sum over every axis but the last.",
+        lambda p: _sum(p.upstream * p.x * _s(p)) * np.shape(p.x)[-1] / np.size(p.x),
+        "",
+    ),
+    "hard_coded": (
+        "The slope's gradient is all ones whatever the input: compute it from "
+        "upstream, x and sigmoid(a x).",
+        lambda p: np.ones(np.shape(p.w)),
+        "",
+    ),
+}
 EXERCISE = Exercise(
     number="7.1",
     title="A softplus layer with a learnable slope, under mixed precision",
@@ -88,51 +128,8 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=tolerance,
     mistakes=(
-        Mistake(
-            "forgot_slope",
-            "The gradient for x lacks the slope: d softplus(a x)/dx = a * sigmoid(a x), "
-            "so return upstream * a * sigmoid(a x).",
-            lambda p: p.upstream * _sigmoid(_z(p)),
-            part="gradient",
-            means="d/dx of softplus(a x) without the factor a",
-        ),
-        Mistake(
-            "forgot_x",
-            "The slope's gradient lacks x: d softplus(a x)/da = x * sigmoid(a x), summed "
-            "over every axis but the last.",
-            lambda p: _sum(p.upstream * _sigmoid(_z(p))),
-            part="grad_w",
-            means="d/dw of softplus(w x) without the factor x",
-        ),
-        Mistake(
-            "swapped_gradients",
-            "x and the slope are swapped between your two gradients: d/dx is upstream * a * "
-            "sigmoid(a x), d/da is upstream * x * sigmoid(a x).",
-            lambda p: p.upstream * p.x * _sigmoid(_z(p)),
-            part="gradient",
-            means="x and w swapped between the two gradients",
-        ),
-        Mistake(
-            "sigmoid_of_minus_x",
-            "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
-            lambda p: p.upstream * as_dtype(p.w, p.dtype) * _sigmoid(-_z(p)),
-            part="gradient",
-            means="sigmoid(-x) where sigmoid(x) belongs",
-        ),
-        Mistake(
-            "mean_not_sum",
-            "The slope's gradient is the mean of its terms, not their sum: every example "
-            "adds its own contribution, so use tf.reduce_sum over every axis but the last.",
-            lambda p: _sum(p.upstream * p.x * _sigmoid(_z(p))) * np.shape(p.x)[-1] / np.size(p.x),
-            part="grad_w",
-        ),
-        Mistake(
-            "hard_coded",
-            "The slope's gradient is all ones whatever the input: compute it from "
-            "upstream, x and sigmoid(a x).",
-            lambda p: np.ones(np.shape(p.w)),
-            part="grad_w",
-        ),
+        *(Mistake(c, h, g, part="gradient", means=m) for c, (h, g, m) in _GRADIENT.items()),
+        *(Mistake(c, h, g, part="grad_w", means=m) for c, (h, g, m) in _SLOPE.items()),
         Symptom(
             "naive_softplus",
             "Your value is {value} at {points} (a x = ...): log(1 + exp(a x)) loses every "

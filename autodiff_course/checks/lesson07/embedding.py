@@ -55,9 +55,9 @@ def build(p) -> Built:
     import keras
     import tensorflow as tf
 
-    layer = keras.layers.Embedding(*np.shape(p.table), dtype=p.policy)
+    table = keras.initializers.Constant(p.table)  # cast to the table's dtype, as it stores it
+    layer = keras.layers.Embedding(*np.shape(p.table), table, dtype=p.policy)
     layer.build((None,))
-    layer.embeddings.assign(p.table.astype(p.dtype))
     ids, up = tf.constant(p.ids, tf.int32), tf.constant(p.upstream, p.out)
     return Built((layer, ids, up), sources=[layer.embeddings])
 

@@ -26,21 +26,10 @@ def draw(rng) -> list:
     Fresh weights, inputs, learning rates; each call's scale differs from those before."""
     scales = [2.0 ** int(rng.choice([2, 4, 5])), *2.0 ** rng.choice(np.arange(13, 16), 3, False)]
     n, h, k, batch = (int(i) for i in rng.integers([2, 2, 1, 3], [4, 5, 3, 9]))
-    models = [([n, h, 1], "tanh", 8), ([n, 1], "", 1), ([n, k, 2], "", batch), ([1, 1], "", batch)]
+    models = zip([[n, h, 1], [n, 1], [n, k, 2], [1, 1]], [8, 1, batch, batch], scales)
     return [
-        bench.model_probe(
-            rng,
-            widths,
-            [first or "linear", "linear"],
-            size,
-            not first,
-            scales[i],
-            frozen=bool(first),
-            applied=bool(first),
-            earlier=tuple(scales[:i]),
-            learning_rate=float(np.round(rng.uniform(0.05, 0.5), 3)),
-        )  # fmt: skip
-        for i, (widths, first, size) in enumerate(models)
+        bench.model_probe(rng, w, size, s, i > 0, frozen=i == 0, earlier=tuple(scales[:i]))
+        for i, (w, size, s) in enumerate(models)
     ]
 
 
@@ -52,6 +41,15 @@ def _reference(p, dy=None):
     return bench.flat(bench.gradients(p, dy))
 
 
+def _squeezed(p):
+    """The gradients of mean((squeeze(prediction) - y)**2): a (batch, batch) broadcast
+    (None where that squeeze changes nothing)."""
+    if bench.prediction(p).shape[1] != 1 or bench.prediction(p).shape[0] == 1:
+        return None
+    residuals = bench.prediction(p)[:, 0][None, :] - p.y  # [i, j]: prediction j minus target i
+    return _reference(p, (2.0 * residuals.sum(axis=0) / residuals.size)[:, None])
+
+
 EXERCISE = Exercise(
     number="7.2",
     title="A loss-scaled training step by hand",
@@ -60,6 +58,7 @@ EXERCISE = Exercise(
     harness=KerasCall(
         NAME,
         build=bench.build,
+        reset=bench.reset,
         read=read,
         untaped=(
             "float32_copy",
@@ -90,7 +89,7 @@ EXERCISE = Exercise(
             "loss_in_float16",
             LOSS_IN_FLOAT16,
             lambda got, p: ~np.isfinite(got),
-            region=lambda p: np.asarray(not p.applied),
+            region=lambda p: np.asarray(p.tiny),
         ),
         Mistake(
             "unscaled_twice",
@@ -108,7 +107,7 @@ EXERCISE = Exercise(
             "squeezed_size_one_axis",
             "Your loss broadcast a (batch,) prediction against (batch, 1) targets into a "
             "(batch, batch) table: a squeeze removed the output's axis of size 1.",
-            lambda p: None if bench.squeezed_dy(p) is None else _reference(p, bench.squeezed_dy(p)),
+            _squeezed,
         ),
     ),
     describe={"gradients": "the float32 gradients of the mean squared error (float64 says)"},

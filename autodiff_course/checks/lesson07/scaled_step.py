@@ -1,6 +1,6 @@
 """What exercises 7.2 and 7.4 share: the small ``mixed_float16`` Dense models the check
 builds, their float64 gradients, and the method checks of a loss-scaled step
-(:mod:`autodiff_course.checking.training_step`) at their numbers.
+(:mod:`autodiff_course.checking.keras_call`) at their numbers.
 
 The reference is float64 NumPy: the forward pass with every layer's output rounded to
 float16 as the model stores it, the backward pass in float64, never Keras or a tape.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking import training_step
+from ...checking import keras_call
 from ...checking.judging import Tolerance
 from ...checking.keras_call import Built
 from ...checking.spec import Probe
@@ -49,17 +49,13 @@ def flat(arrays) -> np.ndarray:
     return np.concatenate([np.ravel(a) for a in arrays])
 
 
+def norm(arrays) -> float:
+    """The global norm of ``arrays``."""
+    return float(np.sqrt(sum(np.sum(np.square(a)) for a in arrays)))
+
+
 def prediction(p) -> np.ndarray:
     return _forward(p.layers, p.x)[1][-1]
-
-
-def squeezed_dy(p):
-    """The upstream of mean((squeeze(prediction) - y)**2), a (batch, batch) broadcast
-    (None where that squeeze changes nothing)."""
-    if prediction(p).shape[1] != 1 or prediction(p).shape[0] == 1:
-        return None
-    residuals = prediction(p)[:, 0][None, :] - p.y  # [i, j]: prediction j minus target i
-    return (2.0 * residuals.sum(axis=0) / residuals.size)[:, None]
 
 
 def tolerance(p, part) -> Tolerance:
@@ -69,13 +65,13 @@ def tolerance(p, part) -> Tolerance:
     return Tolerance(1e-2, share * float(np.max(flat(gradients(p, absolute=True)))))
 
 
-def model_probe(
-    rng, widths, activations, batch, tiny, scale, frozen=False, spread=(0.5, 1.5), **data
-) -> Probe:
-    """A Dense stack with short binary fractions as weights and inputs, and targets set
-    from its own float16 prediction: residuals of 2 to 4 float32 spacings at 1/4 or more
-    (``tiny``: their float16 gradients underflow unscaled), or of ``spread``."""
-    layers = []
+def model_probe(rng, widths, batch, scale, tiny, frozen=False, spread=(0.5, 1.5), **data) -> Probe:
+    """A Dense stack (a tanh layer first in a rough fit) with short binary fractions as
+    weights and inputs, a learning rate, and targets set from its own float16 prediction:
+    residuals of 2 to 4 float32 spacings at 1/4 or more (``tiny``: their float16 gradients
+    underflow unscaled, and the weights barely move), or of ``spread`` (weights read back)."""
+    learning_rate = float(np.round(rng.uniform(0.05, 0.5), 3))
+    layers, activations = [], ["linear" if tiny else "tanh", "linear"]
     for fan_in, fan_out, activation in zip(widths, widths[1:], activations):
         shape = (fan_in, fan_out)
         kernel = rng.integers(1, 4, shape) * rng.choice([-0.25, 0.25], shape)
@@ -89,35 +85,53 @@ def model_probe(
     else:
         residual = rng.uniform(*spread, size) * rng.choice([-1, 1])  # one sign: no cancelling
     y = (predicted - residual).astype(np.float32).astype(np.float64)
-    fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
     label = f"a {'near-perfect' if tiny else 'rough'} fit, batch of {batch}, loss_scale {scale:g}"
+    fields = dict(layers=layers, y=y, loss_scale=scale, frozen=frozen, tiny=tiny, **data)
+    fields["learning_rate"] = learning_rate
     return Probe("mixed_float16", x, data=fields, label=label)
 
 
 def build(p) -> Built:
+    """A fresh model initialised with the probe's weights (no random draw to overwrite),
+    its SGD optimizer, and the arguments of a step."""
     import keras
     import tensorflow as tf
 
-    dense = [keras.layers.Dense(k.shape[1], a, dtype="mixed_float16") for k, _, a in p.layers]
+    held, policy = keras.initializers.Constant, "mixed_float16"  # weights exact in float32
+    dense = [
+        keras.layers.Dense(
+            k.shape[1], a, kernel_initializer=held(k), bias_initializer=held(b), dtype=policy
+        )
+        for k, b, a in p.layers
+    ]
     model = keras.Sequential([keras.Input((p.x.shape[1],)), *dense])
-    model.set_weights([w.astype(np.float32) for k, b, _ in p.layers for w in (k, b)])
     if p.frozen:
         model.layers[0].trainable = False
     optimizer = keras.optimizers.SGD(learning_rate=p.learning_rate)
     arguments = (model, optimizer, tf.constant(p.x, tf.float32), tf.constant(p.y, tf.float32))
     arguments += (float(p.loss_scale),) + ((float(p.clip_norm),) if "clip_norm" in p.data else ())
-    before = [v.numpy().astype(np.float64) for v in model.weights]
+    before = [w for k, b, _ in p.layers for w in (k, b)]  # in the order of model.weights
     return Built(arguments, list(model.trainable_variables), {"model": model, "before": before})
 
 
+def reset(built) -> Built:
+    """The objects :func:`build` made, as it made them: the weights it gave the model put
+    back, the optimizer's step count at 0 (plain SGD keeps nothing else)."""
+    model, optimizer = built.arguments[:2]
+    model.set_weights([w.astype(np.float32) for w in built.details["before"]])
+    optimizer.iterations.assign(0)
+    return built
+
+
 def read(value, p, built, log, name) -> np.ndarray:
-    """The returned gradients, flattened, once the method is verified."""
+    """The returned gradients, flattened, once the method is verified: only the trainable
+    variables differentiated, from the loss times loss_scale; in a rough fit, applied."""
     model, right = built.details["model"], flat(gradients(p))
-    training_step.demand_trainable_sources(log, model)
-    got = training_step.read_gradients(value, model, name)
+    keras_call.demand_trainable_sources(log, model)
+    got = keras_call.read_gradients(value, model, name)
     loss, earlier = float(np.mean((prediction(p) - p.y) ** 2)), p.data.get("earlier", ())
     sums = [p.loss_scale * d for d in range(2, p.y.size + 1) if p.y.size % d == 0]  # a sum
-    training_step.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
-    if p.applied:
-        training_step.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
+    keras_call.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
+    if not p.tiny:
+        keras_call.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
     return got
