@@ -583,6 +583,7 @@ STEP_MISTAKES = rows(
         (step(scale_the_gradients, unscale=lambda gs, s: gs), "scaled_gradients_not_loss"),
         (step(unscale=lambda gs, s: gs), "forgot_unscale"),
         (step(unscale=lambda gs, s: [g / s / s for g in gs]), "unscaled_twice"),
+        (step(unscale=lambda gs, s: [g * s for g in gs]), "multiplied_by_scale"),
         (step(hard_coded_scale, unscale=lambda gs, s: gs), "hard_coded_scale"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
         (first_scale_kept, "keeps_state"),
@@ -781,6 +782,12 @@ def per_entry(gradients, clip_norm):
     )
 
 
+def summed_norms(gradients, clip_norm):
+    """Each gradient's own norm added: not the global norm."""
+    norm = tf.add_n([tf.norm(g) for g in gradients])
+    return [g * clip_norm / tf.maximum(norm, clip_norm) for g in gradients], norm
+
+
 def always_rescaled(gradients, clip_norm):
     norm = tf.linalg.global_norm(gradients)
     return [g * clip_norm / norm for g in gradients], norm
@@ -818,6 +825,7 @@ CLIPPED_MISTAKES = rows(
         ),
         (clipped_step(not_scaled, order="unscale first"), "loss_not_scaled"),
         (clipped_step(clip=per_tensor), "clipped_per_tensor"),
+        (clipped_step(clip=summed_norms), "summed_norms"),
         (clipped_step(clip=per_entry), "clipped_by_value"),
         (clipped_step(clip=always_rescaled), "always_rescaled"),
         (clipped_step(clip=limit_of_one), "wrong_clip_norm"),

@@ -88,6 +88,10 @@ def _divided_again(got, p):
     return None
 
 
+SUMMED = (
+    "Your global norm is the sum of each gradient's own norm; the global norm is the square "
+    "root of the sum of all their squares (tf.linalg.global_norm)."
+)
 _CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
     "clipped_before_unscaling": (
         "You clipped the scaled gradients, then unscaled them: unscale first, then clip.",
@@ -98,6 +102,15 @@ _CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
         "Each gradient was clipped by its own norm (tf.clip_by_norm), not by the global one.",
         lambda p: flat(clip([g], p.clip_norm) for g in gradients(p)),
         "each gradient clipped by its own norm (tf.clip_by_norm)",
+    ),
+    "summed_norms": (
+        SUMMED,
+        lambda p: (
+            flat(gradients(p))
+            * p.clip_norm
+            / max(sum(norm([g]) for g in gradients(p)), p.clip_norm)
+        ),
+        "the gradients' own norms added instead of their squares",
     ),
     "clipped_by_value": (
         "Each entry was clipped (tf.clip_by_value); clip the global norm instead.",
@@ -125,6 +138,11 @@ _NORM = {
         "Your norm is the clipped gradients'; return the norm before clipping.",
         lambda p: min(norm(gradients(p)), p.clip_norm),
         "the global norm of the clipped gradients returned",
+    ),
+    "summed_norms": (
+        SUMMED,
+        lambda p: sum(norm([g]) for g in gradients(p)),
+        "the gradients' own norms added instead of their squares",
     ),
     "norm_of_scaled_gradients": (
         "Your norm is the scaled gradients' (loss_scale times too large).",

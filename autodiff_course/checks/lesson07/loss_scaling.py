@@ -98,6 +98,13 @@ EXERCISE = Exercise(
             lambda p: _reference(p) / p.loss_scale,
         ),
         Mistake(
+            "multiplied_by_scale",
+            "Your gradients are loss_scale squared ({loss_scale} x {loss_scale}) times too "
+            "large: the scaled gradients were multiplied by loss_scale again; divide them by it.",
+            lambda p: p.loss_scale**2 * _reference(p),
+            means="the scaled gradients multiplied by loss_scale instead of divided",
+        ),
+        Mistake(
             "sum_not_mean",
             "Your gradients are y.size times too large: your loss is a sum of the squared "
             "residuals; take their mean, tf.reduce_mean.",
