@@ -154,3 +154,40 @@ def test_benchmark_table_names_the_measure():
     assert "hub memory guarantee per learner" in hub and "hub memory limit per learner" in hub
     driver = inspect.getsource(benchmark_memory.kernel_peak_memory)
     assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in driver
+
+
+def test_the_explorer_measured_again_replaces_its_rows_only(tmp_path, monkeypatch):
+    """--explorer-only: the latency and site rows are new, every other row is kept, and
+    the README's table says when each part was measured."""
+    import json
+
+    saved = {
+        "date": "2026-01-01",
+        "machine": "x86_64, 2 cores",
+        "load_average": 0.5,
+        "rows": [
+            ["JupyterLab, explorer: key press to painted plot, median", "30.0 ms", "<= 20 ms", ""],
+            ["site: lesson 03 page, every byte fetched", "1.00 MB", "<= 3 MB", ""],
+            ["check 1.1 (one), median of 9", "9 ms", "<= 300 ms", ""],
+        ],
+        "latency_ms": {},
+        "site": {},
+    }
+    results, readme = tmp_path / "latest.json", tmp_path / "README.md"
+    results.write_text(json.dumps(saved))
+    readme.write_text(f"before\n{benchmark.README_START}\nold\n{benchmark.README_END}\nafter\n")
+    monkeypatch.setattr(benchmark, "RESULTS", results)
+    monkeypatch.setattr(benchmark, "README", readme)
+    monkeypatch.setattr(benchmark, "ROOT", tmp_path)
+    monkeypatch.setattr(benchmark, "lab_latency", lambda changes: {"explorer": [12.0] * 30})
+    site = {"explorer": [11.0] * 30, "page_bytes": 2e6, "build_s": 10.0, "blocked": []}
+    monkeypatch.setattr(benchmark, "site_latency", lambda changes: site)
+    assert benchmark.main(["--explorer-only", "--save"]) == 0
+    rows = {row[0]: row[1] for row in json.loads(results.read_text())["rows"]}
+    assert rows["JupyterLab, explorer: key press to painted plot, median"] == "12.0 ms"
+    assert rows["site, explorer: key press to painted plot, median"] == "11.0 ms"
+    assert rows["site: lesson 03 page, every byte fetched"] == "2.00 MB"
+    assert rows["check 1.1 (one), median of 9"] == "9 ms"
+    text = readme.read_text()
+    assert "Measured on 2026-01-01" in text and "the explorer and the site again on" in text
+    assert "| check 1.1 (one), median of 9 | 9 ms | <= 300 ms |" in text
