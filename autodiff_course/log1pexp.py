@@ -213,9 +213,7 @@ def tape_derivatives(x, dtype, methods=METHODS) -> dict[str, dict[str, np.ndarra
     quantities = ("value", "gradient", "second_derivative")
     return {
         method: {
-            quantity: np.concatenate(
-                [group[index][number] for group in groups] or [points[:0]]
-            )
+            quantity: np.concatenate([group[index][number] for group in groups] or [points[:0]])
             for number, quantity in enumerate(quantities)
         }
         for index, method in enumerate(methods)
