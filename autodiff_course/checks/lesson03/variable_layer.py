@@ -117,7 +117,7 @@ EXERCISE = Exercise(
             part="grad_w",
         ),
     ),
-    stories=(story.story(_wx, _scale, z_name="w x"),),
+    stories=(story.story(_wx, _scale, "w x"),),
     describe={
         "value": "softplus(w * x)",
         "gradient": "upstream * w * sigmoid(w x)",
