@@ -17,9 +17,9 @@ from operator import attrgetter
 
 import numpy as np
 
-from ..checking import FLOAT32
 from ..checking import FLOAT64
 from ..checking import close_points
+from ..checking.judging import tolerance_for
 from ..checking.spec import Mistake
 from ..checking.spec import Points
 from ..checking.spec import Probes
@@ -86,10 +86,9 @@ def _lost(got, truth, dtype: str, z, scale=1.0):
     an answer right at any point there (of normal size) lost nothing: a tail cut off is
     another mistake."""
     t = thresholds(dtype)
-    tol = 2e-5 if dtype != "float64" else 1e-11
     with np.errstate(all="ignore"):
         off = np.abs(got - truth)
-        right = off <= tol * np.abs(truth)
+        right = off <= tolerance_for(dtype).rtol * np.abs(truth)
         spacing = t.eps * np.abs(scale)
         rounding = (got == 0) | ((off <= 4 * spacing) & (np.abs(got) >= spacing / 4))
         normal = np.abs(truth) >= t.smallest_normal
@@ -133,25 +132,16 @@ MODES = {
         "the backward subtracts numbers near 1 and loses its digits",
     ),
 }
-# The functions a hint names, for answers in TensorFlow (lesson 03) and in NumPy (lesson 06).
+# The functions a hint names, in TensorFlow (lesson 03) and in NumPy (lesson 06).
+NAMES = ("softplus", "log1p", "where", "exact")
 WORDS = {
-    "tf": {
-        "softplus": "tf.nn.softplus",
-        "log1p": "tf.math.log1p",
-        "where": "tf.where",
-        "exact": "tf.nn.softplus and tf.sigmoid need",
-    },
-    "np": {
-        "softplus": "np.logaddexp(0, {z})",
-        "log1p": "np.log1p",
-        "where": "np.where",
-        "exact": "np.logaddexp needs",
-    },
+    "tf": ("tf.nn.softplus", "tf.math.log1p", "tf.where", "tf.nn.softplus and tf.sigmoid need"),
+    "np": ("np.logaddexp(0, {z})", "np.log1p", "np.where", "np.logaddexp needs"),
 }
 
 
 def _words(text: str, library: str, z_name: str = "x") -> str:
-    for name, words in WORDS[library].items():
+    for name, words in zip(NAMES, WORDS[library]):
         text = text.replace("{" + name + "}", words)
     return text.replace("{z}", z_name)
 
@@ -317,25 +307,25 @@ def tails() -> tuple:
 
     def off(part):
         def shows(got, p):
-            atol = FLOAT64.atol if p.dtype == "float64" else FLOAT32.atol
-            return ~close_points(got, reference(p)[part], 1e-2, atol)
+            return ~close_points(got, reference(p)[part], 1e-2, tolerance_for(p.dtype).atol)
 
         return shows
 
     def side(sign, right, advice):
-        wrong = "< 0" if sign < 0 else "> 0"
+        def region(p):
+            return sign * p.x > 0
+
         hint = (
             f"the {{what}} is {{value}} at x = {{points}}, though your formula is right for "
-            f"every x {right}: {advice}. Look at what it does for x {wrong} (a clip, a "
-            "cut-off, a switch to a shortcut)"
+            f"every x {right}: {advice}. Look at what it does for x {'<>'[sign > 0]} 0 (a "
+            "clip, a cut-off, a switch to a shortcut)"
         )
         symptoms = tuple(
             Symptom("one_tail", hint.replace("{what}", part), off(part), region, part, at=_x)
-            for region in [lambda p: sign * p.x > 0]
             for part in ("value", "gradient")
         )
         name = f"log1pexp for {'negative' if sign < 0 else 'positive'} x"
-        return Story(name, symptoms, quiet=lambda p: sign * p.x <= 0)
+        return Story(name, symptoms, quiet=lambda p: ~region(p))
 
     return (
         side(
