@@ -14,18 +14,11 @@ from .reverse_pass import GRAPHS
 from .reverse_pass import draw
 from .reverse_pass import reverse_pass
 
-mistakes.register(
+mistakes.register(  # the codes of what the reverse pass finds as it calls the answer
     {
         "not_stored": "the first contribution was not stored in grads",
         "returned_new_dict": "a new dictionary returned instead of updating grads",
         "stored_none": "None stored as a gradient",
-        "overwrote_gradient": "a later contribution replaced the stored gradient",
-        "kept_first_gradient": "only the first contribution was kept",
-        "contribution_ignored": "the new contribution does not change the stored gradient",
-        "multiplied_gradients": "contributions multiplied instead of added",
-        "added_twice": "a contribution added twice",
-        "subtracted_gradient": "later contributions subtracted instead of added",
-        "averaged_gradients": "contributions averaged instead of added",
     }
 )
 
@@ -53,47 +46,54 @@ def _later(update):
     return lambda old, new: new if old is None else update(old, new)
 
 
-SLIPS = {  # what the gradient of x then is, and the slip, as update(old or None, new)
+SLIPS = {  # what the gradient of x then is, the slip as update(old or None, new), its meaning
     "overwrote_gradient": (
         "is only its last contribution: each replaced the one before. A value used several "
         "times gets the sum over its uses: add each contribution to what is stored.",
         lambda old, new: new,
+        "a later contribution replaced the stored gradient",
     ),
     "kept_first_gradient": (
         "is only its first contribution: the later ones were dropped. Add each to it.",
         _later(lambda old, new: old),
+        "only the first contribution was kept",
     ),
     "contribution_ignored": (
         "doubles what was stored (grads[key] + grads[key]): add the new contribution instead.",
         _later(lambda old, new: old + old),
+        "the new contribution does not change the stored gradient",
     ),
     "multiplied_gradients": (
         "is the product of its contributions: the chain rule adds them, one term per use.",
         _later(lambda old, new: old * new),
+        "contributions multiplied instead of added",
     ),
     "added_twice": (
         "counts the first contribution twice: store it as it is, then add each later one once.",
         lambda old, new: (new if old is None else old) + new,
+        "a contribution added twice",
     ),
     "subtracted_gradient": (
         "subtracts the later contributions: they are added, whatever their sign.",
         _later(lambda old, new: old - new),
+        "later contributions subtracted instead of added",
     ),
     "averaged_gradients": (
         "averages the contributions: they add up, and three uses get all three, not their mean.",
         _later(lambda old, new: (old + new) / 2),
+        "contributions averaged instead of added",
     ),
 }
 
 
-def _slip(code, hint, update):
+def _slip(code, hint, update, means):
     def accumulate(grads, key, contribution):
         grads[key] = update(grads.get(key), contribution)
 
     def gives(p):
         return reverse_pass(p, accumulate, "float64")["x"]
 
-    return Mistake(code, f"Your gradient of 'x' {hint}", gives)
+    return Mistake(code, f"Your gradient of 'x' {hint}", gives, means=means)
 
 
 EXERCISE = Exercise(
