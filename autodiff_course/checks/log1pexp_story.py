@@ -234,7 +234,9 @@ def mistakes(library="tf") -> tuple:
     value is inf far below 0, where every form of log(1 + e^x) is finite."""
 
     def finite(code, hint, local, means=""):
-        gives = lambda p: p.upstream * local(p.x)  # noqa: E731 - the gradient it gives
+        def gives(p):  # the gradient of a rule whose local derivative is local(x)
+            return p.upstream * local(p.x)
+
         return Mistake(code, hint, gives, "gradient", means, where_finite=True)
 
     return (
