@@ -6,9 +6,9 @@ Every landmark comes from :func:`autodiff_course.log1pexp.thresholds` (lesson 03
 is below the smallest normal number (TensorFlow's CPU kernels flush it to 0.0); above
 ``overflow`` e^x is inf. The probes sit on both sides of each landmark and densely in the
 band between the last two. A rule of x (3.1, 6.4) takes :data:`PROBES`, :func:`reference`,
-:data:`DESCRIBE`, :func:`mistakes` and :func:`threshold_slips`; every exercise takes
-:func:`story`, whose ``z`` is the argument of the softplus (``x``, or ``w x`` in a layer),
-named ``z_name`` in the hints. Hints name the functions of a ``library``, "tf" or "np".
+:data:`DESCRIBE`, :func:`mistakes`, :func:`threshold_slips` (and 6.4 :func:`tails`); every
+exercise takes :func:`story`, whose ``z`` is the argument of the softplus (``x``, or ``w x``
+in a layer), named ``z_name`` in the hints. Hints name a ``library``'s functions ("tf", "np").
 """
 
 from __future__ import annotations

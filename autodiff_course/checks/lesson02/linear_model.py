@@ -1,6 +1,5 @@
 """The linear model of exercises 2.1 and 2.3: fresh data, the arguments (``params``, a
-dict of fresh variables, then x and y) and their names, and the gradients of a mean loss,
-in float64."""
+dict of fresh variables, then x and y), their names, and float64 gradients of a mean loss."""
 
 import numpy as np
 
