@@ -24,6 +24,6 @@ EXERCISE = Exercise(
 )
 log1pexp_stable = EXERCISE.check
 
-# The thresholds the probes straddle, for the lesson's own cells.
+# The fixed points that straddle every threshold, for a look-up table to fail on (the tests).
 LOG1PEXP_FIXED_32 = np.asarray(story.points("float32").fixed)
 LOG1PEXP_FIXED_64 = np.asarray(story.points("float64").fixed)
