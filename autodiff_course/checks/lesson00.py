@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..checking.function import Function
 from ..checking.probes import signed
 from ..checking.spec import Exercise
 from ..checking.spec import Mistake
 from ..checking.spec import Probe
+from ..checking.spec import as_dtype
 
 
 def draw(rng) -> list:
@@ -18,8 +17,8 @@ def draw(rng) -> list:
     values[0] = 0.0
     row = signed(rng, (1, 3), 0.5, 3.0)
     return [
-        Probe("float32", values.astype(np.float32).astype(np.float64), label="a vector"),
-        Probe("float32", row.astype(np.float32).astype(np.float64), label="a (1, 3) row"),
+        Probe("float32", as_dtype(values, "float32"), label="a vector"),
+        Probe("float32", as_dtype(row, "float32"), label="a (1, 3) row"),
     ]
 
 

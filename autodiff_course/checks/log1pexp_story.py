@@ -5,19 +5,24 @@ Every landmark comes from :func:`autodiff_course.log1pexp.thresholds` (lesson 03
 ``cancellation`` 1 + e^x rounds to 1; from ``flush_start`` to ``overflow`` 1/(1 + e^x)
 is below the smallest normal number (TensorFlow's CPU kernels flush it to 0.0); above
 ``overflow`` e^x is inf. The probes sit on both sides of each landmark and densely in the
-band between the last two. ``z`` is the argument of the softplus (``x``, or ``w x`` in a
-layer), named ``z_name`` in the hints.
+band between the last two. A rule of x (3.1, 6.4) takes :data:`PROBES`, :func:`reference`,
+:data:`DESCRIBE`, :func:`mistakes`, :func:`threshold_slips` (and 6.4 :func:`tails`); every
+exercise takes :func:`story`, whose ``z`` is the argument of the softplus (``x``, or ``w x``
+in a layer), named ``z_name`` in the hints. Hints name a ``library``'s functions ("tf", "np").
 """
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 import numpy as np
 
-from ..checking import FLOAT32
 from ..checking import FLOAT64
 from ..checking import close_points
+from ..checking.judging import tolerance_for
 from ..checking.spec import Mistake
 from ..checking.spec import Points
+from ..checking.spec import Probes
 from ..checking.spec import Story
 from ..checking.spec import Symptom
 from ..log1pexp import reference_sigmoid as sigmoid
@@ -25,6 +30,7 @@ from ..log1pexp import reference_softplus as softplus
 from ..log1pexp import thresholds
 
 QUIET = (-5.0, 70.0)  # where every formula of the lesson is accurate in float32
+_x, _upstream = attrgetter("x"), attrgetter("upstream")
 
 
 def points(dtype: str) -> Points:
@@ -57,6 +63,21 @@ def landmarks(dtype: str) -> dict:
     }
 
 
+# The probes of a rule of x: every landmark of both dtypes, shapes and upstreams.
+PROBES = Probes(
+    points={"float32": points("float32"), "float64": points("float64")},
+    shapes={"float32": ("points", (2, 3), ())},
+    upstream=True,
+    data=lambda rng, probe: landmarks(probe.dtype),
+)
+DESCRIBE = {"value": "log(1 + e^x)", "gradient": "upstream * sigmoid(x)"}
+
+
+def reference(p) -> dict:
+    """The value and gradient of a rule of x, in float64 by closed forms."""
+    return {"value": softplus(p.x), "gradient": p.upstream * sigmoid(p.x)}
+
+
 def _lost(got, truth, dtype: str, z, scale=1.0):
     """Where ``got`` carries only the rounding error of numbers near 1: 0.0, or a multiple
     of the spacing of floats near 1 (no smaller than a quarter of ``dtype``'s epsilon, no
@@ -65,10 +86,9 @@ def _lost(got, truth, dtype: str, z, scale=1.0):
     an answer right at any point there (of normal size) lost nothing: a tail cut off is
     another mistake."""
     t = thresholds(dtype)
-    tol = 2e-5 if dtype != "float64" else 1e-11
     with np.errstate(all="ignore"):
         off = np.abs(got - truth)
-        right = off <= tol * np.abs(truth)
+        right = off <= tolerance_for(dtype).rtol * np.abs(truth)
         spacing = t.eps * np.abs(scale)
         rounding = (got == 0) | ((off <= 4 * spacing) & (np.abs(got) >= spacing / 4))
         normal = np.abs(truth) >= t.smallest_normal
@@ -76,296 +96,249 @@ def _lost(got, truth, dtype: str, z, scale=1.0):
         return ~right & np.isfinite(got) & rounding & ~kept
 
 
-def _quiet(z):
-    return (z >= QUIET[0]) & (z <= QUIET[1])
-
-
-HINTS = {
+# Each failure mode: its hint ({z} the softplus's argument, {softplus}, {log1p}, ... the
+# library's functions) and its one-line meaning.
+MODES = {
     "forward_overflow": (
         "the value is {value} at {z} = {points}: exp overflows {dtype} above {z} = {overflow}, "
-        "so log(1 + exp({z})) is log(inf). Compute the forward value with {softplus}"
+        "so log(1 + exp({z})) is log(inf). Compute the forward value with {softplus}",
+        "the forward value overflows to inf (exp of a large x)",
     ),
     "forward_rounds_to_zero": (
         "the value is {value} at {z} = {points}, where log(1 + e^{z}) is tiny but not zero: "
         "for negative {z}, 1 + e^{z} rounds to a number near 1 (to exactly 1 below {z} = "
         "{cancellation} in {dtype}), and the log keeps only its rounding error: 0.0 or wrong "
-        "digits. {softplus} (or {log1p}) keeps those tiny values"
+        "digits. {softplus} (or {log1p}) keeps those tiny values",
+        "the forward value loses its digits (0.0) where 1 + e^x rounds to 1",
     ),
     "flush_to_zero": (
         "the gradient is 0.0 at {z} = {points}, where it should be about 1: from {z} = "
         "{flush_start}, 1/(1 + e^{z}) is below the smallest normal {dtype}, and TensorFlow's "
         "CPU kernels flush it to 0, so e^{z} times it is 0. The backward must not multiply by "
-        "1/(1 + e^{z}): use tf.sigmoid"
+        "1/(1 + e^{z}): use tf.sigmoid",
+        "the gradient is 0.0 where 1/(1 + e^x) is below the smallest normal float",
     ),
     "backward_overflow_nan": (
         "the gradient is {value} at {z} = {points}: the backward computes e^{z}, which is inf "
         "there, and then inf/inf or 0 * inf. e^{z}/(1 + e^{z}) equals the sigmoid, which "
-        "never overflows"
+        "never overflows",
+        "the backward forms e^x, which overflows (inf/inf or 0*inf = nan)",
     ),
     "documented_rule_cancellation": (
         "the gradient is {value} at {z} = {points}, where it is tiny but not zero: for "
         "negative {z}, 1/(1 + e^{z}) is close to 1, and a subtraction such as 1 - 1/(1 + "
         "e^{z}) keeps only its rounding error: 0.0 (below {z} = {cancellation}) or wrong "
-        "digits. The sigmoid keeps the tiny value"
+        "digits. The sigmoid keeps the tiny value",
+        "the backward subtracts numbers near 1 and loses its digits",
     ),
 }
-# The functions a hint names, for answers in TensorFlow (lesson 03) and in NumPy (lesson 06).
+# The functions a hint names, in TensorFlow (lesson 03) and in NumPy (lesson 06).
+NAMES = ("softplus", "log1p", "where", "exact")
 WORDS = {
-    "tf": {
-        "softplus": "tf.nn.softplus",
-        "log1p": "tf.math.log1p",
-        "where": "tf.where",
-        "exact": "tf.nn.softplus and tf.sigmoid need",
-    },
-    "np": {
-        "softplus": "np.logaddexp(0, {z})",
-        "log1p": "np.log1p",
-        "where": "np.where",
-        "exact": "np.logaddexp needs",
-    },
+    "tf": ("tf.nn.softplus", "tf.math.log1p", "tf.where", "tf.nn.softplus and tf.sigmoid need"),
+    "np": ("np.logaddexp(0, {z})", "np.log1p", "np.where", "np.logaddexp needs"),
 }
 
 
-def _words(text: str, library: str, z_name: str) -> str:
-    for name, words in WORDS[library].items():
+def _words(text: str, library: str, z_name: str = "x") -> str:
+    for name, words in zip(NAMES, WORDS[library]):
         text = text.replace("{" + name + "}", words)
     return text.replace("{z}", z_name)
 
 
-MEANS = {
-    "forward_overflow": "the forward value overflows to inf (exp of a large x)",
-    "forward_rounds_to_zero": "the forward value loses its digits (0.0) where 1 + e^x rounds to 1",
-    "flush_to_zero": "the gradient is 0.0 where 1/(1 + e^x) is below the smallest normal float",
-    "backward_overflow_nan": "the backward forms e^x, which overflows (inf/inf or 0*inf = nan)",
-    "documented_rule_cancellation": "the backward subtracts numbers near 1 and loses its digits",
-}
-
-
-def story(z, scale, z_name="x", gradient="gradient", library="tf", flushes=True) -> Story:
+def story(z=_x, scale=_upstream, z_name="x", library="tf", flushes=True) -> Story:
     """The failure modes of the log1pexp story, for the softplus of ``z(probe)`` whose
-    gradient part ``gradient`` is ``scale(probe) * sigmoid(z)``, with hints that name the
-    functions of ``library`` ("tf" or "np"). Without ``flushes`` (NumPy keeps subnormal
-    numbers, where TensorFlow's CPU kernels flush them) a 0.0 in the band is no flush."""
+    part ``gradient`` is ``scale(probe) * sigmoid(z)``. Without ``flushes`` (NumPy keeps
+    subnormal numbers, where TensorFlow's CPU kernels flush them) a 0.0 in the band is no
+    flush. Below the smallest normal number a 0.0 is the CPU's flush, not the formula's
+    fault, so the regions of lost digits leave it out."""
 
-    def zs(p):
-        return np.asarray(z(p))
+    def symptom(code, part, shows, where):
+        def region(p):
+            return where(z(p), thresholds(p.dtype), p)
 
-    def region(test):
-        return lambda p: test(zs(p), thresholds(p.dtype), p)
+        hint, means = MODES[code]
+        return Symptom(code, _words(hint, library, z_name), shows, region, part, means, at=z)
 
-    def symptom(code, shows, where, part):
-        hint = _words(HINTS[code], library, z_name)
-        return Symptom(code, hint, shows, region(where), part, MEANS[code], at=zs)
+    def value(p):
+        return softplus(z(p))
+
+    def gradient(p):
+        return scale(p) * sigmoid(z(p))
+
+    def lost(truth, spacing=lambda p: 1.0):
+        return lambda got, p: _lost(got, truth(p), p.dtype, z(p), spacing(p))
 
     def normal(values, t):
         return np.abs(values) >= t.smallest_normal
 
-    # Below the smallest normal number a 0.0 is the CPU's flush, not the formula's fault.
     def negative(x, t, p):
         return (x < 0) & normal(sigmoid(x), t)
-
-    def negative_gradient(x, t, p):
-        return negative(x, t, p) & normal(scale(p) * sigmoid(x), t)
-
-    def lost_value(got, p):
-        return _lost(got, softplus(zs(p)), p.dtype, zs(p))
-
-    def lost_gradient(got, p):
-        return _lost(got, scale(p) * sigmoid(zs(p)), p.dtype, zs(p), scale(p))
 
     def not_finite(got, p):
         return ~np.isfinite(got)
 
-    def zero(got, p):
-        return got == 0.0
-
-    def band(x, t, p):
-        return (x > t.flush_start) & (x < t.overflow)
+    def above(x, t, p):
+        return x > t.overflow
 
     symptoms = (
-        symptom("forward_overflow", not_finite, lambda x, t, p: x > t.overflow, "value"),
-        symptom("forward_rounds_to_zero", lost_value, negative, "value"),
-        symptom("flush_to_zero", zero, band, gradient),
-        symptom("backward_overflow_nan", not_finite, lambda x, t, p: x > t.overflow, gradient),
-        symptom("documented_rule_cancellation", lost_gradient, negative_gradient, gradient),
+        symptom("forward_overflow", "value", not_finite, above),
+        symptom("forward_rounds_to_zero", "value", lost(value), negative),
+        symptom(
+            "flush_to_zero",
+            "gradient",
+            lambda got, p: got == 0.0,
+            lambda x, t, p: (x > t.flush_start) & (x < t.overflow),
+        ),
+        symptom("backward_overflow_nan", "gradient", not_finite, above),
+        symptom(
+            "documented_rule_cancellation",
+            "gradient",
+            lost(gradient, scale),
+            lambda x, t, p: negative(x, t, p) & normal(gradient(p), t),
+        ),
     )
     return Story(
         "the log1pexp story",
         tuple(s for s in symptoms if flushes or s.code != "flush_to_zero"),
-        quiet=lambda p: _quiet(zs(p)),
+        quiet=lambda p: (z(p) >= QUIET[0]) & (z(p) <= QUIET[1]),
     )
 
 
-def _threshold_slip(shortcut):
-    """float64 values equal to ``shortcut`` wherever they are wrong: a tf.where(x > 20,
-    ...) switch that is exact in float32 but not in float64."""
+SIGMOID_FIRST = (
+    "The first thing your function returns is sigmoid(x), the derivative. Return the value "
+    "log(1 + e^x) first and the gradient function second."
+)
+TWICE = (
+    "Your gradient is sigmoid(x) * (1 - sigmoid(x)), the derivative of the sigmoid: one "
+    "differentiation too many. d/dx log(1 + e^x) = sigmoid(x)."
+)
+VALUE = (
+    "Your gradient function returns the value log(1 + e^x) again; it must return upstream "
+    "times the derivative, sigmoid(x)."
+)
+MINUS_X = (
+    "Your gradient is sigmoid(-x) = 1/(1 + e^x): check the sign of the exponent. The "
+    "derivative of log(1 + e^x) is e^x/(1 + e^x) = sigmoid(x)."
+)
+MIRRORED = (
+    "The value is {value} at x = {points}: x + log(1 + e^-x) holds for every x, but for "
+    "negative x e^-x overflows {dtype} (below x = -{overflow}), and before that the two terms "
+    "cancel. {softplus} computes both sides."
+)
 
-    def shows(got, p, truth):
-        if p.dtype != "float64":
-            return np.zeros(got.shape, bool)
-        off = ~close_points(got, truth, FLOAT64.rtol, FLOAT64.atol)
-        return off if off.any() and np.all(got[off] == shortcut(p)[off]) else off & False
 
-    return shows
+def mistakes(library="tf") -> tuple:
+    """The whole-formula mistakes of a rule of x, recognised where the answer is finite
+    (its far ends are the story's), and the mirrored formula x + log(1 + e^-x), whose
+    value is inf far below 0, where every form of log(1 + e^x) is finite."""
 
+    def finite(code, hint, local, means=""):
+        def gives(p):  # the gradient of a rule whose local derivative is local(x)
+            return p.upstream * local(p.x)
 
-def mistakes(z, scale, z_name="x", gradient="gradient", library="tf") -> tuple:
-    """The whole-formula mistakes of a log1pexp rule, recognised where the answer is finite
-    (its far ends are the story's), and the mirrored formula z + log(1 + e^-z), whose
-    value is inf far below 0, where every form of log(1 + e^z) is finite."""
+        return Mistake(code, hint, gives, "gradient", means, where_finite=True)
 
-    def grad(local):
-        return lambda p: scale(p) * local(np.asarray(z(p)))
-
-    s = f"sigmoid({z_name})"
     return (
         Mistake(
             "value_is_sigmoid",
-            f"The first thing your function returns is {s}, the derivative. Return the value "
-            f"log(1 + e^{z_name}) first and the gradient function second.",
-            lambda p: sigmoid(np.asarray(z(p))),
+            SIGMOID_FIRST,
+            lambda p: sigmoid(p.x),
             part="value",
             means="the forward returns sigmoid(x), the derivative, not log(1 + e^x)",
         ),
-        Mistake(
-            "differentiated_twice",
-            f"Your gradient is {s} * (1 - {s}), the derivative of the sigmoid: one "
-            f"differentiation too many. d/d{z_name} log(1 + e^{z_name}) = {s}.",
-            grad(lambda zs: sigmoid(zs) * sigmoid(-zs)),
-            part=gradient,
-            where_finite=True,
-        ),
-        Mistake(
-            "value_not_derivative",
-            f"Your gradient function returns the value log(1 + e^{z_name}) again; it must "
-            f"return upstream times the derivative, {s}.",
-            grad(softplus),
-            part=gradient,
-            where_finite=True,
-        ),
-        Mistake(
+        finite("differentiated_twice", TWICE, lambda x: sigmoid(x) * sigmoid(-x)),
+        finite("value_not_derivative", VALUE, softplus),
+        finite(
             "sigmoid_of_minus_x",
-            f"Your gradient is sigmoid(-{z_name}) = 1/(1 + e^{z_name}): check the sign of the "
-            f"exponent. The derivative of log(1 + e^{z_name}) is e^{z_name}/(1 + e^{z_name}) "
-            f"= {s}.",
-            grad(lambda zs: sigmoid(-zs)),
-            part=gradient,
-            where_finite=True,
-            means="sigmoid(-x) where sigmoid(x) belongs",
+            MINUS_X,
+            lambda x: sigmoid(-x),
+            "sigmoid(-x) where sigmoid(x) belongs",
         ),
         Symptom(
             "forward_overflow",
-            _words(
-                "The value is {value} at {z} = {points}: {z} + log(1 + e^-{z}) holds for every "
-                "{z}, but for negative {z} e^-{z} overflows {dtype} (below {z} = -{overflow}), "
-                "and before that the two terms cancel. {softplus} computes both sides.",
-                library,
-                z_name,
-            ),
+            _words(MIRRORED, library),
             lambda got, p: ~np.isfinite(got),
-            lambda p: np.asarray(z(p)) < -thresholds(p.dtype).overflow,
+            lambda p: p.x < -thresholds(p.dtype).overflow,
             "value",
-            at=lambda p: np.asarray(z(p)),
+            at=_x,
         ),
     )
 
 
-def threshold_slips(z, z_name="x", gradient="gradient", library="tf") -> tuple:
-    """Symptoms of a switch such as tf.where(x > 20, x, softplus(x)) in float64."""
-    text = _words(
-        "In float64 your {what} is {words} at {z} = {points}, where the true {what} differs "
-        "from it by more than float64 rounding: a switch such as {where}({z} > 20, ...) is "
-        "exact in float32, but float64 keeps about 16 digits. {exact} no threshold.",
-        library,
-        z_name,
-    )
-    value = _threshold_slip(lambda p: np.asarray(z(p)))
-    ones = _threshold_slip(lambda p: np.ones(np.shape(z(p))))
-    return (
-        Symptom(
-            "float32_threshold",
-            text.replace("{what}", "value").replace("{words}", z_name + " itself"),
-            lambda got, p: value(got, p, softplus(np.asarray(z(p)))),
-            part="value",
-            at=lambda p: np.asarray(z(p)),
-            means="a switch-over threshold that is exact in float32 but not in float64",
-        ),
-        Symptom(
-            "float32_threshold",
-            text.replace("{what}", "gradient").replace("{words}", "exactly the upstream"),
-            lambda got, p: ones(
-                got / p.upstream if p.upstream is not None else got, p, sigmoid(np.asarray(z(p)))
-            ),
-            part=gradient,
-            at=lambda p: np.asarray(z(p)),
-        ),
-    )
+SWITCH = (
+    "In float64 your {what} is {words} at x = {points}, where the true {what} differs from it "
+    "by more than float64 rounding: a switch such as {where}(x > 20, ...) is exact in float32, "
+    "but float64 keeps about 16 digits. {exact} no threshold."
+)
 
 
-def tails(z, scale, z_name: str = "x", gradient: str = "gradient") -> tuple:
-    """Two stories for a formula right for every ``z`` on one side of 0 and off by more
-    than 1% at points of the other: a tail cut off, clipped or switched to a shortcut
-    (``one_tail``). Tried after :func:`story`, whose failure modes explain their own tails."""
+def threshold_slips(library="tf") -> tuple:
+    """Symptoms of a switch such as tf.where(x > 20, x, softplus(x)) in float64: a value
+    that is x itself, or a gradient that is exactly the upstream, wherever it is wrong."""
 
-    def off(truth):
+    def equal_where_wrong(shortcut, truth, per_upstream=False):
         def shows(got, p):
-            return ~close_points(
-                got, truth(p), 1e-2, FLOAT64.atol if p.dtype == "float64" else FLOAT32.atol
+            got = got / p.upstream if per_upstream else got
+            off = ~close_points(got, truth(p.x), FLOAT64.rtol, FLOAT64.atol)
+            return off & (
+                p.dtype == "float64" and off.any() and np.all(got[off] == shortcut(p.x)[off])
             )
 
         return shows
 
-    def value(p):
-        return softplus(np.asarray(z(p)))
+    def slip(part, words, shows, means=""):
+        hint = _words(SWITCH, library).replace("{what}", part).replace("{words}", words)
+        return Symptom("float32_threshold", hint, shows, part=part, means=means, at=_x)
 
-    def grad(p):
-        return scale(p) * sigmoid(np.asarray(z(p)))
+    return (
+        slip(
+            "value",
+            "x itself",
+            equal_where_wrong(lambda x: x, softplus),
+            "a switch-over threshold that is exact in float32 but not in float64",
+        ),
+        slip("gradient", "exactly the upstream", equal_where_wrong(np.ones_like, sigmoid, True)),
+    )
 
-    def side(name, right, wrong, advice):
-        hint = (
-            f"the {{what}} is {{value}} at {z_name} = {{points}}, though your formula is right "
-            f"for every {z_name} {right}: {advice}. Look at what it does for {z_name} {wrong} "
-            "(a clip, a cut-off, a switch to a shortcut)"
-        )
-        sign = -1.0 if wrong == "< 0" else 1.0
 
+def tails() -> tuple:
+    """Two stories for a rule of x right for every x on one side of 0 and off by more than
+    1% at points of the other: a tail cut off, clipped or switched to a shortcut
+    (``one_tail``). Tried after :func:`story`, whose failure modes explain their own tails."""
+
+    def off(part):
+        def shows(got, p):
+            return ~close_points(got, reference(p)[part], 1e-2, tolerance_for(p.dtype).atol)
+
+        return shows
+
+    def side(sign, right, advice):
         def region(p):
-            return sign * np.asarray(z(p)) > 0
+            return sign * p.x > 0
 
-        def quiet(p):
-            return sign * np.asarray(z(p)) <= 0
-
-        return Story(
-            name,
-            (
-                Symptom(
-                    "one_tail", hint.replace("{what}", "value"), off(value), region, "value", at=z
-                ),
-                Symptom(
-                    "one_tail",
-                    hint.replace("{what}", "gradient"),
-                    off(grad),
-                    region,
-                    gradient,
-                    at=z,
-                ),
-            ),
-            quiet=quiet,
+        hint = (
+            f"the {{what}} is {{value}} at x = {{points}}, though your formula is right for "
+            f"every x {right}: {advice}. Look at what it does for x {'<>'[sign > 0]} 0 (a "
+            "clip, a cut-off, a switch to a shortcut)"
         )
+        symptoms = tuple(
+            Symptom("one_tail", hint.replace("{what}", part), off(part), region, part, at=_x)
+            for part in ("value", "gradient")
+        )
+        name = f"log1pexp for {'negative' if sign < 0 else 'positive'} x"
+        return Story(name, symptoms, quiet=lambda p: ~region(p))
 
     return (
         side(
-            f"log1pexp for negative {z_name}",
+            -1.0,
             ">= 0",
-            "< 0",
-            f"far below 0, log(1 + e^{z_name}) and sigmoid({z_name}) are about e^{z_name}, tiny "
-            "but not zero, and the check wants their digits",
+            "far below 0, log(1 + e^x) and sigmoid(x) are about e^x, tiny but not zero, and "
+            "the check wants their digits",
         ),
         side(
-            f"log1pexp for positive {z_name}",
+            1.0,
             "<= 0",
-            "> 0",
-            f"for {z_name} > 0, log(1 + e^{z_name}) is {z_name} + log(1 + e^-{z_name}) and "
-            f"sigmoid({z_name}) = 1/(1 + e^-{z_name})",
+            "for x > 0, log(1 + e^x) is x + log(1 + e^-x) and sigmoid(x) = 1/(1 + e^-x)",
         ),
     )

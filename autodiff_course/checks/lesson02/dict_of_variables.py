@@ -28,7 +28,7 @@ EXERCISE = Exercise(
         read=one_tensor_per_key,
         tape=True,
         cause_names=CAUSES,
-        sources=lambda p, args: [(args[0][key], f"params['{key}']") for key in "wb"],
+        sources=model.sources,
         main="w",
         nouns={"w": "your gradient for 'w'", "b": "your gradient for 'b'"},
     ),

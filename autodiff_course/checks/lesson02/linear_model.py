@@ -1,5 +1,5 @@
 """The linear model of exercises 2.1 and 2.3: fresh data, the arguments (``params``, a
-dict of fresh variables, then x and y) and the gradients of a mean loss, in float64."""
+dict of fresh variables, then x and y), their names, and float64 gradients of a mean loss."""
 
 import numpy as np
 
@@ -27,6 +27,11 @@ def arguments(p) -> tuple:
 
     params = {key: tf.Variable(getattr(p, key), dtype=p.dtype, name=key) for key in "wb"}
     return params, tf.constant(p.x, p.dtype), tf.constant(p.y, p.dtype)
+
+
+def sources(p, args) -> list:
+    """The variables handed over, each with the name a hint gives it (``params['w']``)."""
+    return [(args[0][key], f"params['{key}']") for key in "wb"]
 
 
 def gradients(p, w=None, b=None, *, x=None, y=None, slope=lambda r: 2 * r) -> dict:

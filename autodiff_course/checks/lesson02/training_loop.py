@@ -75,7 +75,7 @@ EXERCISE = Exercise(
         read=read,
         tape=True,
         cause_names=CAUSES,
-        sources=lambda p, args: [(args[0][key], f"params['{key}']") for key in "wb"],
+        sources=model.sources,
         state=lambda args: {"params": [args[0]["w"], args[0]["b"]]},
         main="losses",
     ),

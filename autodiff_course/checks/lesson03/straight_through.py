@@ -23,20 +23,17 @@ def _inside(p):
     return (np.abs(p.x) <= 1.0) * 1.0
 
 
-def _passes(got, p):
-    passed = close_points(got, p.upstream, 1e-5, 1e-30)
-    blocked = got == 0.0
-    return passed, blocked, np.all(passed | blocked) and passed.any()
+def _mask(passes: bool):
+    """Where a rule that only passes the upstream or blocks it (0) passes it outside
+    |x| <= 1 (``passes``), or blocks it inside."""
 
+    def shows(got, p):
+        passed, blocked = close_points(got, p.upstream, 1e-5, 1e-30), got == 0.0
+        only = np.all(passed | blocked) and passed.any()
+        wrong = passed & ~blocked if passes else blocked & ~passed
+        return wrong & (_inside(p) == (0 if passes else 1)) & only
 
-def _lets_through(got, p):
-    passed, blocked, mask_only = _passes(got, p)
-    return passed & ~blocked & (_inside(p) == 0) if mask_only else passed & False
-
-
-def _blocks(got, p):
-    passed, blocked, mask_only = _passes(got, p)
-    return blocked & ~passed & (_inside(p) == 1) if mask_only else blocked & False
+    return shows
 
 
 def _wrong_at_zero(got, p):
@@ -45,11 +42,21 @@ def _wrong_at_zero(got, p):
     return (p.x == 0) & (np.abs(got) == 1.0) & right_elsewhere
 
 
-MASK_TEXT = (
-    ". The clipped estimator passes the upstream exactly where |x| <= 1 (x = -1 and 1 "
-    "included) and gives 0 elsewhere."
-)
-
+IDENTITY = "The forward returns x unchanged; it should binarise: tf.sign(x)."
+ROUND = "The forward rounds to the nearest integer; this exercise binarises with tf.sign(x), "
+ROUND += "giving -1, 0 or +1."
+HARDTANH = "The forward clips x to [-1, 1]; the clipping belongs in the backward rule. The "
+HARDTANH += "forward is tf.sign(x)."
+AT_ZERO = "At x = 0 your forward gives {value}; tf.sign(0) is 0. The exercise's forward is "
+AT_ZERO += "tf.sign(x) itself (a where(x >= 0, 1, -1) binarisation differs at 0)."
+EVERYWHERE = "Your gradient passes the upstream through everywhere. The clipped variant "
+EVERYWHERE += "zeroes it where |x| > 1: multiply by a mask of |x| <= 1, cast to upstream.dtype."
+INVERTED = "The mask is inverted: keep the upstream where |x| <= 1 and zero it outside."
+BOUNDARY = "At x = -1 and x = 1 exactly your gradient is 0. The clipped estimator is the "
+BOUNDARY += "derivative of clip(x, -1, 1), which passes the upstream on the boundary too: use "
+BOUNDARY += "|x| <= 1, not < 1."
+MASK = ". The clipped estimator passes the upstream exactly where |x| <= 1 (x = -1 and 1 "
+MASK += "included) and gives 0 elsewhere."
 EXERCISE = Exercise(
     number="3.2",
     title="A clipped straight-through estimator for `sign`, as a rule",
@@ -70,76 +77,62 @@ EXERCISE = Exercise(
     mistakes=(
         Mistake(
             "forward_identity",
-            "The forward returns x unchanged; it should binarise: tf.sign(x).",
+            IDENTITY,
             lambda p: p.x,
             part="value",
             means="the forward returns x unchanged where it should quantise",
         ),
         Mistake(
             "forward_round",
-            "The forward rounds to the nearest integer; this exercise binarises with "
-            "tf.sign(x), giving -1, 0 or +1.",
+            ROUND,
             lambda p: np.round(p.x),
             part="value",
             means="tf.round where the exercise binarises with tf.sign",
         ),
         Mistake(
             "forward_hardtanh",
-            "The forward clips x to [-1, 1]; the clipping belongs in the backward rule. The "
-            "forward is tf.sign(x).",
+            HARDTANH,
             lambda p: np.clip(p.x, -1.0, 1.0),
             part="value",
             means="the forward clips x to [-1, 1] instead of binarising it",
         ),
         Symptom(
             "sign_at_zero",
-            "At x = 0 your forward gives {value}; tf.sign(0) is 0. The exercise's forward is "
-            "tf.sign(x) itself (a where(x >= 0, 1, -1) binarisation differs at 0).",
+            AT_ZERO,
             _wrong_at_zero,
             part="value",
             means="a binarisation that gives +-1 at x = 0, where tf.sign gives 0",
         ),
-        Mistake(
-            "not_clipped",
-            "Your gradient passes the upstream through everywhere. The clipped variant zeroes "
-            "it where |x| > 1: multiply by a mask of |x| <= 1, cast to upstream.dtype.",
-            lambda p: p.upstream,
-            part="gradient",
-        ),
+        Mistake("not_clipped", EVERYWHERE, lambda p: p.upstream, part="gradient"),
         Mistake(
             "inverted_clip",
-            "The mask is inverted: keep the upstream where |x| <= 1 and zero it outside.",
+            INVERTED,
             lambda p: p.upstream * (1.0 - _inside(p)),
             part="gradient",
             means="the gradient mask inverted (kept outside, zeroed inside)",
         ),
         Mistake(
             "boundary_excluded",
-            "At x = -1 and x = 1 exactly your gradient is 0. The clipped estimator is the "
-            "derivative of clip(x, -1, 1), which passes the upstream on the boundary too: use "
-            "|x| <= 1, not < 1.",
+            BOUNDARY,
             lambda p: p.upstream * (np.abs(p.x) < 1.0),
             part="gradient",
             means="the boundary |x| = 1 excluded from the pass-through region",
         ),
         Symptom(
             "wrong_mask",
-            "Your rule lets the upstream through at x = {points}, where |x| > 1" + MASK_TEXT,
-            _lets_through,
+            "Your rule lets the upstream through at x = {points}, where |x| > 1" + MASK,
+            _mask(passes=True),
             part="gradient",
             means="the upstream passes on a region of x other than |x| <= 1",
         ),
         Symptom(
             "wrong_mask",
-            "Your rule blocks the upstream at x = {points}, where |x| <= 1" + MASK_TEXT,
-            _blocks,
+            "Your rule blocks the upstream at x = {points}, where |x| <= 1" + MASK,
+            _mask(passes=False),
             part="gradient",
         ),
     ),
-    describe={
-        "value": "tf.sign(x)",
-        "gradient": "the upstream where |x| <= 1 and 0 elsewhere",
-    },
+    describe={"value": "tf.sign(x)", "gradient": "the upstream where |x| <= 1 and 0 elsewhere"},
     claim="Forward tf.sign(x); backward the upstream where |x| <= 1 (x = -1 and 1 included) "
     "and 0 elsewhere",
 )

@@ -7,78 +7,20 @@ import numpy as np
 from ...checking import mistakes
 from ...checking.numpy_rule import NumpyRule
 from ...checking.numpy_rule import read_array
-from ...checking.probes import signed
-from ...checking.probes import sizes
-from ...checking.probes import upstream
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
-from ...checking.spec import Probe
-from ...checking.spec import as_dtype
 from ...checking.verdicts import Wrong
+from .reverse_pass import GRAPHS
+from .reverse_pass import draw
+from .reverse_pass import reverse_pass
 
-mistakes.register(
+mistakes.register(  # the codes of what the reverse pass finds as it calls the answer
     {
         "not_stored": "the first contribution was not stored in grads",
         "returned_new_dict": "a new dictionary returned instead of updating grads",
         "stored_none": "None stored as a gradient",
-        "overwrote_gradient": "a later contribution replaced the stored gradient",
-        "kept_first_gradient": "only the first contribution was kept",
-        "contribution_ignored": "the new contribution does not change the stored gradient",
-        "multiplied_gradients": "contributions multiplied instead of added",
-        "added_twice": "a contribution added twice",
-        "subtracted_gradient": "later contributions subtracted instead of added",
-        "averaged_gradients": "contributions averaged instead of added",
     }
 )
-
-
-# Each graph: its records in recording order ("u=x*x": output u, the product of x and
-# x), and the closed forms of its leaves' gradients.
-GRAPHS = {
-    "v = x*x + x": ("u=x*x v=u+x", lambda x, y, dy: {"x": dy * (2 * x + 1)}),
-    "w = x + x": ("w=x+x", lambda x, y, dy: {"x": 2 * dy}),
-    "z = x*x*x": ("u=x*x z=u*x", lambda x, y, dy: {"x": 3 * dy * x**2}),
-    "s = (x + x) + x": ("t=x+x s=t+x", lambda x, y, dy: {"x": 3 * dy}),
-    "c = (x*y + y) * (x*y)": (
-        "a=x*y b=a+y c=b*a",
-        lambda x, y, dy: {"x": dy * (2 * x * y + y) * y, "y": dy * (2 * x * x * y + 2 * x * y)},
-    ),
-}
-
-
-def draw(rng) -> list:
-    """The five graphs with fresh values and upstreams (never 1): x*x + x (a vector; the
-    rule of `+` hands one array to two inputs), x + x (a (1, n) row), x*x*x (a float32
-    scalar, where a Python float stored would widen it), (x + x) + x (float32) and two
-    inputs sharing a graph (a matrix)."""
-    m, n = sizes(rng, 2)
-    probes = []
-    for graph, shape in zip(GRAPHS, [(n,), (1, n), (), (m,), (m, n)]):
-        dtype = "float32" if shape in ((m,), ()) else "float64"
-        x, y = (as_dtype(signed(rng, shape, 0.6), dtype) for _ in "xy")
-        probes.append(Probe(dtype, x, as_dtype(upstream(rng, shape), dtype), {"y": y}, graph))
-    return probes
-
-
-def reverse_pass(p, accumulate, dtype=None) -> dict:
-    """The check's own tape: the graph's forward values, then its reverse pass, with
-    ``accumulate(grads, key, c)`` adding each contribution; the leaves' gradients."""
-    dtype = dtype or p.dtype
-    records = [(r[0], r[2], r[3], r[4]) for r in GRAPHS[p.label][0].split()]
-    v = {"x": np.array(p.x, dtype=dtype), "y": np.array(p.y, dtype=dtype)}
-    for out, left, op, right in records:
-        v[out] = v[left] + v[right] if op == "+" else v[left] * v[right]
-    grads = {records[-1][0]: np.array(p.upstream, dtype=dtype)}
-    for out, left, op, right in reversed(records):
-        if out not in grads:  # every record leads to the target
-            raise Wrong(
-                f"The entry for {out!r} left `grads`: change only grads[key].", "not_stored"
-            )
-        dy = grads[out]
-        shares = (dy, dy) if op == "+" else (dy * v[right], dy * v[left])
-        for key, contribution in zip((left, right), shares):
-            accumulate(grads, key, contribution)
-    return {leaf: grads.get(leaf) for leaf in "xy" if leaf in GRAPHS[p.label][0]}
 
 
 def _drive(call, p):
@@ -104,47 +46,54 @@ def _later(update):
     return lambda old, new: new if old is None else update(old, new)
 
 
-SLIPS = {  # what the gradient of x then is, and the slip, as update(old or None, new)
+SLIPS = {  # what the gradient of x then is, the slip as update(old or None, new), its meaning
     "overwrote_gradient": (
         "is only its last contribution: each replaced the one before. A value used several "
         "times gets the sum over its uses: add each contribution to what is stored.",
         lambda old, new: new,
+        "a later contribution replaced the stored gradient",
     ),
     "kept_first_gradient": (
         "is only its first contribution: the later ones were dropped. Add each to it.",
         _later(lambda old, new: old),
+        "only the first contribution was kept",
     ),
     "contribution_ignored": (
         "doubles what was stored (grads[key] + grads[key]): add the new contribution instead.",
         _later(lambda old, new: old + old),
+        "the new contribution does not change the stored gradient",
     ),
     "multiplied_gradients": (
         "is the product of its contributions: the chain rule adds them, one term per use.",
         _later(lambda old, new: old * new),
+        "contributions multiplied instead of added",
     ),
     "added_twice": (
         "counts the first contribution twice: store it as it is, then add each later one once.",
         lambda old, new: (new if old is None else old) + new,
+        "a contribution added twice",
     ),
     "subtracted_gradient": (
         "subtracts the later contributions: they are added, whatever their sign.",
         _later(lambda old, new: old - new),
+        "later contributions subtracted instead of added",
     ),
     "averaged_gradients": (
         "averages the contributions: they add up, and three uses get all three, not their mean.",
         _later(lambda old, new: (old + new) / 2),
+        "contributions averaged instead of added",
     ),
 }
 
 
-def _slip(code, hint, update):
+def _slip(code, hint, update, means):
     def accumulate(grads, key, contribution):
         grads[key] = update(grads.get(key), contribution)
 
     def gives(p):
         return reverse_pass(p, accumulate, "float64")["x"]
 
-    return Mistake(code, f"Your gradient of 'x' {hint}", gives)
+    return Mistake(code, f"Your gradient of 'x' {hint}", gives, means=means)
 
 
 EXERCISE = Exercise(
