@@ -186,8 +186,9 @@ def test_an_exercise_registers_its_codes_and_refuses_a_code_without_meaning():
         exercise(number="99.3", mistakes=(Mistake("test_never_defined", "?", lambda p: p.x),))
 
 
-def test_the_docstring_comes_from_the_spec():
+def test_the_heading_and_the_docstring_come_from_the_spec():
     spec = exercise(stars=2, minutes=8)
+    assert spec.heading == "Exercise 99.1: Twice x (★★☆ medium, 8 min)"
     doc = spec.check.__doc__
     assert doc.startswith("Exercise 99.1: Twice x.") and "test_twice" in doc and "float64" in doc
 

@@ -39,6 +39,8 @@ import numpy as np
 from . import mistakes
 from .verdicts import exercise
 
+LEVELS = {1: "easy", 2: "medium", 3: "hard"}
+
 
 @dataclass(frozen=True)
 class Probe:
@@ -293,6 +295,14 @@ class Exercise:
         unknown = [code for code, _ in _codes_of(self) if not mistakes.is_known(code)]
         if unknown:
             raise ValueError(f"exercise {self.number}: codes without a meaning: {unknown}")
+
+    @property
+    def heading(self) -> str:
+        """The notebook's heading for this exercise, e.g.
+        ``Exercise 3.1: A stable log1pexp (★★★ hard, 15 min)``."""
+        stars = "★" * self.stars + "☆" * (3 - self.stars)
+        difficulty = f"{stars} {LEVELS[self.stars]}, {self.minutes} min"
+        return f"Exercise {self.number}: {self.title} ({difficulty})"
 
     def draw(self, rng) -> list[Probe]:
         return self.probes.draw(rng) if hasattr(self.probes, "draw") else self.probes(rng)
