@@ -430,6 +430,11 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
         (train_with(keys=("w",)), "missed_parameter", ()),
         (train_with(lambda p, x, y: mse(p, x, y) / 2), "scale_factor", ()),
         (train_measuring_after, "loss_after_update", ()),
+        (
+            train_with(update=lambda p, k, rate, g: p[k].assign_sub(rate * rate * g)),
+            "rate_applied_twice",
+            (),
+        ),
         (train_by_hand, "no_tape", ()),
         (train_into_history, "keeps_state", ("called again with the same arguments",)),
         (

@@ -47,15 +47,17 @@ def read(value, p, exercise, name) -> dict:
     return {"losses": np.array(losses)}
 
 
-def descend(p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False) -> dict:
+def descend(p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
-    (the sum, with ``total``) of the squared errors; the exercise's by default."""
+    (the sum, with ``total``) of the squared errors, at the rate to the ``power``; the
+    exercise's by default."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
+    rate = p.rate**power
     for _ in range(p.steps):
         step = model.gradients(p, w, b, slope=lambda r: 2 * factor * r)
         before = factor * np.mean((p.x @ w + b - p.y) ** 2)
-        w = w + sign * p.rate * step["w"] if "w" in keys else w
-        b = b + sign * p.rate * step["b"] if "b" in keys else b
+        w = w + sign * rate * step["w"] if "w" in keys else w
+        b = b + sign * rate * step["b"] if "b" in keys else b
         losses.append(factor * np.mean((p.x @ w + b - p.y) ** 2) if after else before)
     return {"losses": np.array(losses), "params": np.append(w, b)}
 
@@ -116,6 +118,13 @@ EXERCISE = Exercise(
             "scale_factor",
             "Your losses are those of half the mean squared error: the loss has no 1/2.",
             factor=0.5,
+        ),
+        variant(
+            "rate_applied_twice",
+            "Your losses are those of descent at learning_rate squared: the rate was applied "
+            "twice. Multiply each gradient by it once: assign_sub(learning_rate * gradient).",
+            "the learning rate applied twice",
+            power=2,
         ),
         variant(
             "loss_after_update",
