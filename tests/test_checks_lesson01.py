@@ -251,6 +251,10 @@ def one_array_two_names(f, x, h):
                 ),
                 "step_not_h",
             ),
+            (
+                central_with(lambda f, x, s, h: (f(x + 2 * s) - f(x - 2 * s)) / (2 * h)),
+                "step_not_h",
+            ),
             (central_with(step=lambda x: np.zeros(len(x), dtype=int)), "zeros"),
             (one_array_two_names, "zeros"),
             (lambda f, x, h: (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),

@@ -56,6 +56,7 @@ STEP, NONE = (lambda x, s: s), (lambda x, s: 0.0)
 PILED = lambda x, s: np.cumsum(s[::-1])[::-1]  # noqa: E731 - coordinates 0 to i all moved
 MOVES = {"h * x[i]": lambda x, s: s * x, "h * |x[i]|": lambda x, s: s * abs(x)}
 MOVES["1 (e_i)"] = lambda x, s: s / s.max()
+MOVES["2h"] = lambda x, s: 2 * s
 HALF = "You divided by h instead of 2h: x + h e_i and x - h e_i are 2h apart."
 ZEROS = "Every estimate is 0: the step never reached x (two names for one array, or int steps)."
 ALL = "Every entry is the same number: you moved every coordinate at once (x + h)."
