@@ -11,4 +11,5 @@ def test_the_warm_up_names_its_mistakes(judge):
     judge(check.double, lambda x: 2.0 * x, None)
     judge(check.double, lambda x: x * x, "squared")
     judge(check.double, lambda x: tf.identity(x), "unchanged")
+    judge(check.double, lambda x: x + 2.0, "added_two")
     judge(check.double, lambda x: -2.0 * x, "sign_flipped")

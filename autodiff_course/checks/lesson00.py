@@ -38,6 +38,12 @@ EXERCISE = Exercise(
             means="x**2 where 2 * x belongs",
         ),
         Mistake(
+            "added_two",
+            "You added 2 to each element (x + 2); doubling multiplies: 2 * x.",
+            lambda p: p.x + 2.0,
+            means="2 added where each element should be multiplied by 2",
+        ),
+        Mistake(
             "unchanged",
             "You returned the input unchanged; multiply it by 2.",
             lambda p: p.x,
