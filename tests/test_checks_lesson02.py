@@ -506,6 +506,15 @@ def update_twice(average, x, decay):
     return gradient
 
 
+def loss_on_old_average(average, x, decay):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        new_average = decay * average + (1 - decay) * x
+        loss = tf.reduce_sum(new_average * average)  # one factor is still the old average
+    average.assign(new_average)
+    return tape.gradient(loss, x)
+
+
 def update_by_hand(average, x, decay):  # right numbers, but no tape
     new_average = decay * average + (1 - decay) * x
     average.assign(new_average)
@@ -538,6 +547,7 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         ),
         (update_with(assign=False), "state_not_updated"),
         (update_twice, "wrong_update"),
+        (loss_on_old_average, "old_average_in_loss"),
         (update_with(loss=lambda new: tf.reduce_mean(new**2)), "mean_not_sum"),
         (
             update_with(

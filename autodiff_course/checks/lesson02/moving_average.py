@@ -73,6 +73,13 @@ EXERCISE = Exercise(
             means="the gradient with respect to the new average, not x",
         ),
         Mistake(
+            "old_average_in_loss",
+            "Your gradient is (1 - decay) times the old average: your loss read average before "
+            "its update. The loss is sum(new_average**2), of the new value alone.",
+            lambda p: {"gradient": (1 - p.decay) * p.start},
+            means="the loss computed with the average before its update",
+        ),
+        Mistake(
             "swapped_decay",
             "decay and 1 - decay are swapped: keep decay of the old average, add 1 - decay of x.",
             averaged(lambda d: 1 - d, lambda d: d),
