@@ -280,6 +280,14 @@ def test_per_example_jacobian_accepts_the_diagonal_blocks(judge):
         (per_example_with(swap=True), "swapped_arguments"),
         (per_example_with("gradient"), "returned_gradient"),
         (lambda layer, x: per_example_with()(layer, x)[0], "single_example"),
+        (
+            lambda layer, x: (
+                lambda tape, y: tf.stack(
+                    [tape.jacobian(y, x)[b, :, 0, :] for b in range(x.shape[0])]
+                )
+            )(*recorded(layer, x, persistent=True)),
+            "first_column",
+        ),
         (per_example_with(watch=False), "unwatched_constant"),
         (
             lambda layer, x: per_example_with()(

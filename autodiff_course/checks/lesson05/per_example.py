@@ -51,6 +51,13 @@ EXERCISE = spec.Exercise(
             lambda p: _own(p).sum(axis=1, keepdims=True),
             means="a layer's outputs summed before differentiating",
         ),
+        spec.Mistake(
+            "first_column",
+            "Example b's Jacobian is block (b, b) of the full Jacobian; you took block (b, 0), "
+            "against x's example 0, for every b: index both batch axes with b.",
+            lambda p: np.stack([block[:, 0] for block in blocks(p)]),
+            means="the blocks of the first example's inputs for every example",
+        ),
     ),
     describe={"value": "the (batch, outs, ins) per-example Jacobians"},
     claim="The per-example Jacobians, shape (batch, outs, ins), are the diagonal blocks of the "
