@@ -237,6 +237,13 @@ def backward_with(grad_x, grad_slope):
     return backward
 
 
+def documented_sigmoid_backward(upstream, a, x, variables):
+    """sigmoid as 1 - 1/(1 + exp(a x)), lesson 03's documented rule: 0.0 far below 0."""
+    s = 1.0 - 1.0 / (1.0 + tf.exp(a * x))
+    terms = tf.cast(upstream * x * s, tf.float32)
+    return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(terms) - 1))]
+
+
 def right_x(upstream, a, x, s):
     return upstream * a * s
 
@@ -377,6 +384,7 @@ SLOPED_MISTAKES = rows(
             ),
             "sigmoid_of_minus_x",
         ),
+        (sloped(softplus, documented_sigmoid_backward), "sigmoid_cancels"),
         # state kept between calls: right on a layer's first call only
         (StaleSigmoid, "keeps_state"),
     ]

@@ -141,6 +141,17 @@ EXERCISE = Exercise(
             means="log(1 + exp(z)) for the value, which overflows (float16 from 11.09)",
         ),
         Symptom(
+            "sigmoid_cancels",
+            "Your gradient for x is {value} at {points} (a x = ...), where sigmoid(a x) is "
+            "small but not 0: a sigmoid written 1 - 1/(1 + exp(a x)) cancels there, as "
+            "1 + exp(a x) rounds to 1 (lesson 03's documented rule). Use tf.sigmoid(a x).",
+            lambda got, p: got == 0,
+            region=lambda p: (_z(p) < -17) & (p.upstream != 0),
+            at=_z,
+            part="gradient",
+            means="a sigmoid written 1 - 1/(1 + exp(z)), which cancels to 0 for negative z",
+        ),
+        Symptom(
             "summed_in_float16",
             "The slope's gradient is {value} for the loss-scaled upstream: its terms were "
             "summed in float16, whose largest number is 65504, and cast afterwards. Cast "
