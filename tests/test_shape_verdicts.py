@@ -120,4 +120,10 @@ def test_one_size_that_differs_is_a_typed_size():
         "hard_coded_size"
     )
     assert patterns.other_size(np.zeros((3, 5)), np.zeros((5, 4)), "it") is None
+    rows = np.arange(12.0).reshape(4, 3)
+    short = patterns.other_size(rows[:3], rows, "it").message
+    assert "the last one is missing" in short and "range(n - 1)" in short
+    assert "the first one is missing" in patterns.other_size(rows[1:], rows, "it").message
+    assert "one too many" in patterns.other_size(np.vstack([rows, rows[:1]]), rows, "it").message
+    assert "missing" not in patterns.other_size(rows[:3] + 1, rows, "it").message
     assert patterns.other_size(np.zeros((1, 4)), np.zeros((5, 4)), "it") is None

@@ -346,6 +346,19 @@ def reshaped_answer(got, expected, what: str) -> Wrong | None:
     return None
 
 
+def _one_slice_off(got, expected, axis: int) -> str | None:
+    """How ``got`` is ``expected`` with its first or last slice along ``axis`` missing or
+    added, if it is."""
+    short = got.shape[axis] < expected.shape[axis]
+    longer, shorter = (expected, got) if short else (got, expected)
+    for index, which in ((-1, "last"), (0, "first")):
+        kept = np.delete(longer, index, axis=axis)
+        with np.errstate(all="ignore"):
+            if np.allclose(kept.astype(np.float64), shorter.astype(np.float64), 1e-5, 1e-12, True):
+                return f"the {which} one is {'missing' if short else 'one too many'}"
+    return None
+
+
 def other_size(got, expected, what: str) -> Wrong | None:
     """A result whose shape differs from the answer's in one axis only: a size typed in,
     or kept from an earlier call, instead of read from the arguments."""
@@ -356,6 +369,16 @@ def other_size(got, expected, what: str) -> Wrong | None:
     if len(axes) != 1 or 1 in (got_shape[axes[0]], shape[axes[0]]):
         return None
     k = axes[0]
+    if abs(got_shape[k] - shape[k]) == 1:
+        found = _one_slice_off(np.asarray(got), np.asarray(expected), k)
+        if found is not None:
+            return Wrong(
+                f"{_head(what)} {_has(what)} {got_shape[k]} entries along axis {k} where this "
+                f"probe's answer has {shape[k]}, and the others are right: {found}. A loop one "
+                "step off (range(n - 1), or from 1), or a size typed in or kept from an earlier "
+                "call? Read the size from the arguments and loop over every index.",
+                "hard_coded_size",
+            )
     return Wrong(
         f"{_head(what)} {_has(what)} {got_shape[k]} entries along axis {k}, where this probe's "
         f"answer has {shape[k]} (shape {got_shape} for {shape}): a size typed in, or kept from "
