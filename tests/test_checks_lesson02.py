@@ -431,6 +431,13 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
         (train_with(lambda p, x, y: mse(p, x, y) / 2), "scale_factor", ()),
         (train_measuring_after, "loss_after_update", ()),
         (
+            train_with(
+                lambda p, x, y: tf.reduce_mean((tf.matmul(x, p["w"][:, None]) + p["b"] - y) ** 2)
+            ),
+            "broadcast_shape",
+            (),
+        ),
+        (
             train_with(update=lambda p, k, rate, g: p[k].assign_sub(rate * rate * g)),
             "rate_applied_twice",
             (),

@@ -47,18 +47,23 @@ def read(value, p, exercise, name) -> dict:
     return {"losses": np.array(losses)}
 
 
-def descend(p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1) -> dict:
+def descend(
+    p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1, table=False
+) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
-    (the sum, with ``total``) of the squared errors, at the rate to the ``power``; the
+    (the sum, with ``total``) of the squared errors, at the rate to the ``power``; with
+    ``table``, of the errors of every prediction against every target (an (n, 1) column
+    minus y of shape (n,)): the squared errors against mean(y), plus y's variance. The
     exercise's by default."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
-    rate = p.rate**power
+    rate, y = p.rate**power, np.full_like(p.y, np.mean(p.y)) if table else p.y
+    offset = factor * np.var(p.y) if table else 0.0
     for _ in range(p.steps):
-        step = model.gradients(p, w, b, slope=lambda r: 2 * factor * r)
-        before = factor * np.mean((p.x @ w + b - p.y) ** 2)
+        step = model.gradients(p, w, b, y=y, slope=lambda r: 2 * factor * r)
+        before = factor * np.mean((p.x @ w + b - y) ** 2) + offset
         w = w + sign * rate * step["w"] if "w" in keys else w
         b = b + sign * rate * step["b"] if "b" in keys else b
-        losses.append(factor * np.mean((p.x @ w + b - p.y) ** 2) if after else before)
+        losses.append(factor * np.mean((p.x @ w + b - y) ** 2) + offset if after else before)
     return {"losses": np.array(losses), "params": np.append(w, b)}
 
 
@@ -125,6 +130,12 @@ EXERCISE = Exercise(
             "twice. Multiply each gradient by it once: assign_sub(learning_rate * gradient).",
             "the learning rate applied twice",
             power=2,
+        ),
+        variant(
+            "broadcast_shape",
+            "Your losses are those of errors broadcast into an (n, n) table: an (n, 1) column "
+            "of predictions met y of shape (n,). Keep both of shape (n,).",
+            table=True,
         ),
         variant(
             "loss_after_update",
