@@ -227,6 +227,15 @@ def test_2_2_accepts_a_rewritten_answer(judge):
     judge(check.derivative, derivative_rewritten)
 
 
+DERIVATIVES = {}
+
+
+def derivative_cached_per_function(f, x):  # the first x's derivative for every later x
+    if id(f) not in DERIVATIVES:
+        DERIVATIVES[id(f)] = derivative_rewritten(f, x)
+    return DERIVATIVES[id(f)]
+
+
 @pytest.mark.parametrize(
     "answer, mistake, words",
     [
@@ -257,6 +266,7 @@ def test_2_2_accepts_a_rewritten_answer(judge):
         (lambda f, x: tf.squeeze(derivative_rewritten(f, x)), "broadcast_shape", ("(1,)",)),
         (derivative_forward_mode, "no_tape", ()),
         (derivative_with(cast="float64"), "wrong_dtype", ("integer x",)),
+        (derivative_cached_per_function, "keeps_state", ("an earlier call",)),
     ],
 )
 def test_2_2_mistakes_are_named(judge, answer, mistake, words):

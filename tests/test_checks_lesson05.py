@@ -61,6 +61,19 @@ def swish_diag(values_of):
     return lambda x: tf.linalg.diag(values_of(x, tf.sigmoid(x)))
 
 
+def memorised_by_function(answer):
+    """The answer's result for the first call with each function or layer, whatever x:
+    state kept between calls, keyed on the object handed over."""
+    seen = {}
+
+    def memorised(f, x):
+        if id(f) not in seen:
+            seen[id(f)] = answer(f, x)
+        return seen[id(f)]
+
+    return memorised
+
+
 def memorised_by_shape(answer):
     """The answer's result for the first input of each shape, whatever the numbers: state
     kept between calls."""
@@ -305,6 +318,7 @@ def test_per_example_jacobian_accepts_the_diagonal_blocks(judge):
         (lambda layer, x: tf.cast(per_example_with()(layer, x), tf.float32), "float32_not_float64"),
         (lambda layer, x: tf.squeeze(per_example_with()(layer, x)), "broadcast_shape"),
         (memorised_by_shape(per_example_with()), "keeps_state"),
+        (memorised_by_function(per_example_with()), "keeps_state"),
     ],
 )
 def test_per_example_jacobian_names_the_mistake(judge, answer, mistake):
@@ -470,6 +484,7 @@ def test_per_example_hessians_accepts_one_example_at_a_time(judge):
         (lambda f, x: tf.cast(hessians_with()(f, x), tf.float32), "float32_not_float64"),
         (lambda f, x: tf.squeeze(hessians_with()(f, x)), "broadcast_shape"),
         (memorised_by_shape(hessians_with()), "keeps_state"),
+        (memorised_by_function(hessians_with()), "keeps_state"),
     ],
 )
 def test_per_example_hessians_names_the_mistake(judge, answer, mistake):

@@ -210,15 +210,20 @@ class Function(Demands, Diagnosis, Harness):
             return self.arguments(probe)
         return _fields(probe, self.arguments)
 
-    def call(self, answer, probe, record: bool = True):
+    def call(self, answer, probe, record: bool = True, like: tuple | None = None):
         """``(run, arguments, handed)``: the answer called on the probe's arguments
         (``record``: with the check's own tape and every operation, to explain a None),
         and what they held before the call: ``names`` (the tensors handed over, each with
         the name the exercise gives it), ``state`` (the variables to update in place, so
         that an answer that rebinds a dict entry cannot change them) and ``calls`` (its
         calls of the functions among them). The run notes which of the answer's own state
-        the call changed (``run.changed``)."""
+        the call changed (``run.changed``). ``like``: an earlier call's arguments, whose
+        functions and layers are handed over again (the same objects, with new values)."""
         arguments = self.arguments_of(probe)
+        if like is not None:
+            arguments = tuple(
+                old if callable(old) and callable(new) else new for old, new in zip(like, arguments)
+            )
         handed = {
             "names": self._names(probe, arguments),
             "state": self.state(arguments) if self.state is not None else {},
@@ -240,10 +245,10 @@ class Function(Demands, Diagnosis, Harness):
             return ()
         return tuple((a, n) for a, n in zip(arguments, self.arguments) if hasattr(a, "dtype"))
 
-    def light_call(self, answer, probe):
+    def light_call(self, answer, probe, like: tuple | None = None):
         """The call without recording, and again recorded where something is missing."""
-        found = self.call(answer, probe, record=False)
-        return self.call(answer, probe) if needs_provenance(found[0].log) else found
+        found = self.call(answer, probe, record=False, like=like)
+        return self.call(answer, probe, like=like) if needs_provenance(found[0].log) else found
 
     def run(self, answer, arguments, record: bool = True, given=None):
         """The answer called on ``arguments`` (or ``given``, the same with its functions
@@ -429,10 +434,13 @@ class Function(Demands, Diagnosis, Harness):
                 "returned other numbers",
             )
         other = self.vary(probe) if self.vary is not None else None
+        # A varied probe keeps the first one's functions: the same objects, new values (an
+        # answer that caches its result per function or layer shows).
+        like = first.details.get("arguments") if other is not None else None
         other = other if other is not None else _drawn_like(probe, exercise)
         if other is None:
             return
-        run, arguments, handed = self.light_call(answer, other)
+        run, arguments, handed = self.light_call(answer, other, like=like)
         if run.raised is None:  # its numbers first: a cache calls no tape
             try:
                 parts = self.parts(run.value, handed, other, exercise)

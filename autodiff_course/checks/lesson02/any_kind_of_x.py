@@ -3,6 +3,7 @@
 import numpy as np
 
 from ...checking.function import Function
+from ...checking.function import negated
 from ...checking.function import one_tensor
 from ...checking.judging import of_terms
 from ...checking.probes import signed
@@ -77,6 +78,7 @@ EXERCISE = Exercise(
         read=read,
         tape=True,
         cause_names=CAUSES,
+        vary=negated,
     ),
     probes=draw,
     reference=lambda p: 3 * p.a * p.x**2 + 2 * p.b * p.x + p.c * np.cos(p.x),
