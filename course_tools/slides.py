@@ -122,7 +122,8 @@ def output_height(output) -> float:
     if "text/html" in data:
         html = _text(data["text/html"])
         pictures = sum(png_height(base64.b64decode(m[:64])) for m in HTML_IMAGE.findall(html))
-        prose = HTML_TAG.sub("", HTML_IMAGE.sub("", html))
+        shown = re.sub(r"<script\b.*?</script>", "", html, flags=re.S)  # code, never shown
+        prose = HTML_TAG.sub("", HTML_IMAGE.sub("", shown))
         return (
             height
             + pictures
