@@ -285,12 +285,8 @@ def main(argv=None) -> int:
     hub = benchmark_hub.measure(args.learners)
     rows += benchmark_hub.rows(hub)
 
-    width = max(len(row[0]) for row in rows)
     today = date.today().isoformat()
-    print(f"Benchmark, {today}, {machine()}, load average {load[0]:.2f} at the start")
-    print(f"{'measure'.ljust(width)}  {'value':>10}  {'target':>10}  note")
-    for name, value, target, note in rows:
-        print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
+    print_table(f"Benchmark, {today}, {machine()}, load average {load[0]:.2f} at the start", rows)
     if args.save:
         results = {
             "date": today,
@@ -312,6 +308,14 @@ def main(argv=None) -> int:
     return 0
 
 
+def print_table(title: str, rows: list[tuple]) -> None:
+    width = max(len(row[0]) for row in rows)
+    print(title)
+    print(f"{'measure'.ljust(width)}  {'value':>10}  {'target':>10}  note")
+    for name, value, target, note in rows:
+        print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
+
+
 def explorer_again(changes: int, save: bool) -> int:
     """Part 1 measured again; the other rows as ``benchmark/latest.json`` has them."""
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
@@ -319,10 +323,10 @@ def explorer_again(changes: int, save: bool) -> int:
     latency, site = lab_latency(changes), site_latency(changes)
     fresh = latency_rows("JupyterLab", latency) + site_rows(site)
     kept = [row for row in results["rows"] if not row[0].startswith(("JupyterLab, ", "site"))]
-    width = max(len(row[0]) for row in fresh)
-    print(f"Explorer and site, {date.today().isoformat()}, load average {load[0]:.2f} at the start")
-    for name, value, target, note in fresh:
-        print(f"{name.ljust(width)}  {value:>10}  {target:>10}  {note}")
+    print_table(
+        f"Explorer and site, {date.today().isoformat()}, load average {load[0]:.2f} at the start",
+        fresh,
+    )
     if save:
         results.update(
             rows=[*fresh, *kept],

@@ -63,6 +63,7 @@ MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)[^)]*\)")
 HTML_IMAGE = re.compile(r"<img[^>]*src=['\"]data:image/png;base64,([A-Za-z0-9+/=]+)")
 LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 HTML_TAG = re.compile(r"<[^>]+>")
+HTML_SCRIPT = re.compile(r"<script\b.*?</script>", re.S)  # code a page runs, never shown
 
 
 def png_height(data: bytes) -> int:
@@ -122,8 +123,7 @@ def output_height(output) -> float:
     if "text/html" in data:
         html = _text(data["text/html"])
         pictures = sum(png_height(base64.b64decode(m[:64])) for m in HTML_IMAGE.findall(html))
-        shown = re.sub(r"<script\b.*?</script>", "", html, flags=re.S)  # code, never shown
-        prose = HTML_TAG.sub("", HTML_IMAGE.sub("", shown))
+        prose = HTML_TAG.sub("", HTML_IMAGE.sub("", HTML_SCRIPT.sub("", html)))
         return (
             height
             + pictures

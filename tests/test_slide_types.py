@@ -112,3 +112,14 @@ def test_every_slide_of_every_learner_copy_is_estimated_within_the_budget(lesson
 def test_the_module_constants_describe_a_1280x720_screen():
     assert 2 * 720 > SLIDE_BUDGET > 720
     assert slides.PROSE_CHARACTERS_PER_LINE > slides.OUTPUT_CHARACTERS_PER_LINE
+
+
+def test_a_script_in_an_html_output_takes_no_room_on_a_slide():
+    """A widget's still picture carries the script that draws it without a kernel; only
+    what the reader sees counts."""
+    shown = {"output_type": "display_data", "data": {"text/html": "<p>At x = 88.5</p>"}}
+    with_script = {
+        "output_type": "display_data",
+        "data": {"text/html": "<p>At x = 88.5</p><script>" + "let a = 1;\n" * 500 + "</script>"},
+    }
+    assert slides.output_height(with_script) == slides.output_height(shown)
