@@ -690,8 +690,21 @@ def by_hand_segment_sum(embedding, ids, upstream):
     )
 
 
+def cached_per_layer():
+    """The gradient kept per layer object: the same layer with new ids gets the old one."""
+    cache = {}
+
+    def embedding_gradient(embedding, ids, upstream):
+        if id(embedding) not in cache:
+            cache[id(embedding)] = tf.convert_to_tensor(lookup_gradient(embedding, ids, upstream))
+        return cache[id(embedding)]
+
+    return embedding_gradient
+
+
 EMBEDDING_MISTAKES = rows(
     [
+        (cached_per_layer(), "keeps_state"),
         (lookup_gradient, "indexed_slices_returned"),
         (lambda e, i, u: lookup_gradient(e, i, u).numpy(), "numpy_on_indexed_slices"),
         (lambda e, i, u: lookup_gradient(e, i, u).values, "slices_values_only"),
@@ -819,8 +832,20 @@ def through_the_optimizer(model, optimizer, x, y, loss_scale, clip_norm):
     return unscaled, tf.linalg.global_norm(unscaled)
 
 
+def first_clip_norm_kept():
+    """The first call's clip_norm remembered and used by every later call."""
+    kept = []
+
+    def clip(gradients, clip_norm):
+        kept.append(clip_norm)
+        return tf.clip_by_global_norm(gradients, kept[0])
+
+    return clipped_step(clip=clip)
+
+
 CLIPPED_MISTAKES = rows(
     [
+        (first_clip_norm_kept(), "keeps_state"),
         (clipped_step(order="clip first"), "clipped_before_unscaling"),
         (clipped_step(order="never unscaled"), "forgot_unscale"),
         (

@@ -75,6 +75,9 @@ class KerasCall(Harness):
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
     reset: Callable | None = None
+    # (probe, built) -> (probe, built): the first call's own objects with new values, so
+    # that an answer caching its result per object shows.
+    vary: Callable | None = None
 
     def describe(self) -> str:
         every = "probe" if self.reset else "call"  # with reset, the call again is on old ones
@@ -123,6 +126,27 @@ class KerasCall(Harness):
                 "called again with the first probe's arguments after the others, it "
                 "returned other numbers",
             )
+        if self.vary is not None:
+            self._varied(answer, probe, first.details["built"], seen, exercise)
+
+    def _varied(self, answer, probe, built, seen, exercise) -> None:
+        from .judge import judge_probe
+        from .judge import repeats_an_earlier_call
+
+        other, built = self.vary(probe, built)
+        try:
+            parts = self.parts(answer, other, built)[0]
+        except Wrong:
+            parts = {}
+        repeats_an_earlier_call(exercise, seen, other, Observation(parts))
+        try:
+            judge_probe(exercise, other, Observation(parts), labelled=True)
+        except Wrong:
+            raise keeps_state(
+                self.name,
+                "handed the first call's objects again with new values, it returned "
+                "numbers that are not their answer",
+            ) from None
 
     def verified(self, exercise, probes) -> list:
         return [
@@ -130,7 +154,11 @@ class KerasCall(Harness):
             "the first probe called again after the others"
             + (" (its objects put back as built)" if self.reset else "")
             + " gave the same result",
-        ]
+        ] + (
+            ["its objects handed over again with new values got their own answer"]
+            if self.vary
+            else []
+        )
 
 
 # -- a lookup's gradient -----------------------------------------------------------------

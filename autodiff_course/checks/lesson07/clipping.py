@@ -35,7 +35,8 @@ def draw(rng) -> list:
         while ratio[0] < 1 and norm(gradients(probe)) < 1.5:  # a clip to 1.0 must show
             probe = probe.but(y=2 * probe.y - bench.prediction(probe))  # residuals doubled
         limit = float(f"{norm(gradients(probe)) * rng.uniform(*ratio):.4g}")
-        found.append(probe.but(clip_norm=limit * (1.1 if limit in (1.0, 5.0, 10.0) else 1)))
+        limit *= 1.1 if limit in (1.0, 5.0, 10.0) else 1
+        found.append(probe.but(clip_norm=limit, earlier=tuple(p.clip_norm for p in found)))
     return found
 
 
@@ -80,14 +81,31 @@ def read(value, p, built, log) -> dict:
 
 
 def _divided_again(got, p):
+    """The unclipped gradients divided by a power of two of 1/4 or less: unscaled twice."""
     right = flat(gradients(p))
     telling = np.abs(right) > 1e-2 * np.max(np.abs(right))
-    ratio = got[telling] / right[telling]
-    if ratio.size and np.ptp(ratio) <= 5e-2 * abs(ratio[0]) and 0 < ratio[0] <= 0.25:
-        return {} if abs(np.log2(ratio[0]) - round(np.log2(ratio[0]))) < 1e-2 else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        power = np.round(np.log2(np.median(got[telling] / right[telling])))
+    if not np.isfinite(power) or power > -2:
+        return None
+    tol = tolerance(p, "clipped")
+    return {} if matches(got, right * 2.0**power, tol.rtol, tol.atol * 2.0**power) else None
+
+
+def _earlier_limit(got, p):
+    """Clipped to the clip_norm of an earlier call (kept in a global or a default)."""
+    tol = tolerance(p, "clipped")
+    for limit in getattr(p, "earlier", ()):
+        if matches(got, clip(gradients(p), limit), tol.rtol, tol.atol):
+            return {"earlier": f"{limit:.4g}"}
     return None
 
 
+KEPT = (
+    "Your gradients are clipped to {earlier}, the clip_norm of an earlier call, not to this "
+    "call's {clip_norm}: a value kept between calls (a global, a default argument). Clip "
+    "with each call's own clip_norm."
+)
 SUMMED = (
     "Your global norm is the sum of each gradient's own norm; the global norm is the square "
     "root of the sum of all their squares (tf.linalg.global_norm)."
@@ -172,6 +190,7 @@ EXERCISE = Exercise(
     mistakes=(
         *(Mistake(c, h, g, part="clipped", means=m) for c, (h, g, m) in _CLIPPED.items()),
         Pattern("unscaled_twice", TWICE, _divided_again, part="clipped"),
+        Pattern("keeps_state", KEPT, _earlier_limit, part="clipped"),
         *(Mistake(c, h, g, part="norm", means=m) for c, (h, g, m) in _NORM.items()),
     ),
     describe={

@@ -62,6 +62,17 @@ def build(p) -> Built:
     return Built((layer, ids, up), sources=[layer.embeddings])
 
 
+def vary(p, built) -> tuple:
+    """The first call's own layer again, looked up at its ids in reverse order with the
+    upstream reversed and negated: an answer that cached its gradient per layer shows."""
+    import tensorflow as tf
+
+    other = p.but(ids=p.ids.reshape(-1)[::-1].reshape(p.ids.shape), upstream=-p.upstream[::-1])
+    layer = built.arguments[0]
+    ids, up = tf.constant(other.ids, tf.int32), tf.constant(other.upstream, p.out)
+    return other, Built((layer, ids, up), sources=[layer.embeddings])
+
+
 def read(value, p, built, log) -> dict:
     found = dense_from_lookup(value, "Your function", p.table.shape, p.dtype, p.ids.size)
     return {"value": found}
@@ -93,6 +104,7 @@ EXERCISE = Exercise(
         ),
         errors=(NUMPY_ON_SLICES,),
         nouns={"value": "your gradient"},
+        vary=vary,
     ),
     probes=draw,
     reference=reference,
