@@ -10,6 +10,9 @@
   AVX2 paths of NumPy and oneDNN.
 * Run with ``--cov`` (``./course.sh test`` does), the last lines give the line coverage
   of each package, ``autodiff_course`` and ``course_tools``.
+* Run with ``-n 2`` (``./course.sh test`` does, through pytest-xdist), each worker takes
+  whole test files, and whole notebooks; the tests that share one environment built
+  under ``.cache/`` (:data:`SHARED_ENVIRONMENTS`) go to the same worker, one after the other.
 """
 
 from __future__ import annotations
@@ -23,6 +26,16 @@ import pytest
 
 from autodiff_course.checking import STRICT_ENVIRONMENT_VARIABLE as STRICT
 
+ROOT = Path(__file__).resolve().parent
+# Tests that build and reuse one environment (which a rebuild deletes first):
+# the hub image (course_tools.hub_image), the simulated Colab runtime and axe-core.
+SHARED_ENVIRONMENTS = {
+    "tests/binder/": "hub image",
+    "tests/hub/": "hub image",
+    "tests/colab/": "colab",
+    "tests/browser/test_site.py": "axe-core",  # (npm installs it once, in .cache/axe-core)
+    "tests/browser/test_accessibility.py": "axe-core",
+}
 _notebooks_seen: set[Path] = set()
 # The outcome of the second nbval run, as a CPU without AVX-512 (tests/test_outputs_portable.py).
 WITHOUT_AVX512_TEST = "test_outputs_portable.py::test_every_output_is_the_same_without_avx512"
@@ -36,11 +49,33 @@ def pytest_runtest_setup(item):
         # The kernel is started while the notebook's first cell is set up, and
         # inherits this process's environment.
         os.environ[STRICT] = "1" if path.parent.name == "solutions" else "0"
-        _notebooks_seen.add(path)
     yield
 
 
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs from start to end: a file, or a shared environment's tests."""
+    path = nodeid.split("::")[0]
+    return next(
+        (group for folder, group in SHARED_ENVIRONMENTS.items() if path.startswith(folder)), path
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByWorkUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return ByWorkUnit(config, log)
+
+
 def pytest_runtest_logreport(report):
+    # (Under xdist, the reports reach the main process, which writes the summary.)
+    path = ROOT / report.nodeid.split("::")[0]
+    if path.suffix == ".ipynb" and report.when == "call":
+        _notebooks_seen.add(path)
     if report.nodeid.endswith(WITHOUT_AVX512_TEST) and report.when == "call":
         _without_avx512.append(report.outcome)
 

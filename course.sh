@@ -178,9 +178,10 @@ case "$command" in
   test)
     set_up requirements-test.txt
     ensure_test_tools
-    # Line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
-    exec "$VENV/bin/python" -m pytest --cov=autodiff_course --cov=course_tools \
-      --cov-report=term:skip-covered "$@"
+    # Two workers (pytest-xdist; conftest.py says which tests stay together), and the
+    # line coverage of autodiff_course and course_tools (pyproject.toml) at the end.
+    exec "$VENV/bin/python" -m pytest --numprocesses=2 --cov=autodiff_course \
+      --cov=course_tools --cov-report=term:skip-covered "$@"
     ;;
   build)
     set_up requirements-test.txt

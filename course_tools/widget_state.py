@@ -14,6 +14,7 @@ default for that environment only; a learner's own setting still wins).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +28,9 @@ def save_widget_state(prefix: str | Path = sys.prefix) -> Path:
     if overrides.get(PLUGIN, {}).get("saveState") is not True:
         overrides.setdefault(PLUGIN, {})["saveState"] = True
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(overrides, indent=2) + "\n")
+        written = path.with_name(f"{path.name}.{os.getpid()}")  # (whole, for a reader at once)
+        written.write_text(json.dumps(overrides, indent=2) + "\n")
+        os.replace(written, path)
     return path
 
 
