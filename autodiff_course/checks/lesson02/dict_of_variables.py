@@ -2,12 +2,11 @@
 
 import numpy as np
 
-from ...checking.function import Function
 from ...checking.function import one_tensor_per_key
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from . import linear_model as model
-from .causes import CAUSES
+from .causes import taped
 
 
 def draw(rng) -> list:
@@ -22,12 +21,10 @@ EXERCISE = Exercise(
     title="Gradients for a dict of variables",
     stars=1,
     minutes=5,
-    harness=Function(
+    harness=taped(
         "`parameter_gradients`",
         arguments=model.arguments,
         read=one_tensor_per_key,
-        tape=True,
-        cause_names=CAUSES,
         sources=model.sources,
         main="w",
         nouns={"w": "your gradient for 'w'", "b": "your gradient for 'b'"},

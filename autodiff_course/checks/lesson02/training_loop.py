@@ -4,12 +4,12 @@ import numpy as np
 
 from ...checking import mistakes
 from ...checking.answers import as_values
-from ...checking.function import Function
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.verdicts import Wrong
 from . import linear_model as model
 from .causes import CAUSES
+from .causes import taped
 
 mistakes.register({"returned_gradients": "gradients returned where losses were asked for"})
 
@@ -76,12 +76,10 @@ EXERCISE = Exercise(
     title="A training loop that keeps learning",
     stars=2,
     minutes=12,
-    harness=Function(
+    harness=taped(
         "`train`",
         arguments=lambda p: (*model.arguments(p), int(p.steps), float(p.rate)),
         read=read,
-        tape=True,
-        cause_names=CAUSES,
         sources=model.sources,
         state=lambda args: {"params": [args[0]["w"], args[0]["b"]]},
         main="losses",
