@@ -501,19 +501,27 @@ def test_zeros_from_batch_jacobian_are_explained_as_zeros(answer):
 # 5.6 a forward-mode Jacobian of any shape -------------------------------------
 
 
-def forward_with(axis=-1, tangent=None, dtype=True, inside=True, flat_only=False):
+def forward_with(
+    axis=-1, tangent=None, dtype=True, inside=True, flat_only=False, primal=None, zeros=False
+):
+    """``primal`` makes the accumulator's primal from x (a copy); ``zeros`` asks jvp for
+    zeros where it has no path."""
+
     def answer(f, x):
         size = x.shape[0] if flat_only else int(tf.size(x))
         columns = []
         for j in range(size):
             e = tf.one_hot(j, size, dtype=x.dtype if dtype else tf.float32)
             t = e if flat_only else tf.reshape(e, x.shape)
-            with tf.autodiff.ForwardAccumulator(x, t if tangent is None else tangent(x)) as acc:
+            watched = x if primal is None else primal(x)
+            with tf.autodiff.ForwardAccumulator(
+                watched, t if tangent is None else tangent(x)
+            ) as acc:
                 if inside:
                     y = f(x)
             if not inside:
                 y = f(x)
-            columns.append(acc.jvp(y))
+            columns.append(acc.jvp(y, **({"unconnected_gradients": "zero"} if zeros else {})))
         return tf.reshape(tf.stack(columns, axis=axis), y.shape + x.shape)
 
     return answer
@@ -545,8 +553,9 @@ def source_first(f, x):
     return tf.transpose(full, order)
 
 
-def test_forward_jacobian_accepts_forward_mode(judge):
-    judge(check.forward_jacobian_any_shape, forward_by_unstacking_eye)
+@pytest.mark.parametrize("answer", [forward_by_unstacking_eye, forward_with(zeros=True)])
+def test_forward_jacobian_accepts_forward_mode(judge, answer):
+    judge(check.forward_jacobian_any_shape, answer)
 
 
 @pytest.mark.parametrize(
@@ -562,6 +571,8 @@ def test_forward_jacobian_accepts_forward_mode(judge):
         (memorised_by_shape(forward_with()), "keeps_state"),
         (forward_with(flat_only=True), "tangent_shape"),
         (forward_with(inside=False), "computed_outside"),
+        (forward_with(inside=False, zeros=True), "computed_outside"),
+        (forward_with(primal=tf.identity, zeros=True), "computed_outside"),
         (lambda f, x: -forward_with()(f, x), "sign_flipped"),
         (lambda f, x: tf.cast(forward_with()(f, x), tf.float32), "float32_not_float64"),
         (lambda f, x: forward_with()(f, x)[..., :1], "wrong_shape"),

@@ -169,6 +169,11 @@ def trailing(g, shape):
     return g
 
 
+def first_of_each(g, shape):  # the first slice along every axis to remove, no sum
+    g = g[(0,) * (g.ndim - len(shape))]
+    return g[tuple(slice(0, 1) if size == 1 else slice(None) for size in shape)]
+
+
 def multiply_in_place(upstream, a, b):
     grad_a = unbroadcast(upstream * b, a.shape)
     upstream *= a
@@ -207,6 +212,8 @@ MULTIPLY_WRONG = [
     (rule(grad_a=lambda up, a, b: up * up * b), "upstream_not_linear"),
     (each(np.squeeze), "broadcast_shape"),  # size-1 axes dropped
     (each(lambda g: g.tolist()), "returned_list"),
+    (rule(back=lambda g, shape: np.resize(g, shape)), "picked_not_summed"),
+    (rule(back=first_of_each), "picked_not_summed"),
 ]
 
 

@@ -29,6 +29,13 @@ STRUCTURAL_NONE = (
 ZEROS_FOR_NONE = (
     "Your function returned zeros where a tape returned None, so the zeros hide a mistake. "
 )
+ZEROS_FROM_NO_PATH = (
+    "acc.jvp(y) would have returned None: the accumulator saw no path from its primal to y, "
+    "and unconnected_gradients='zero' turned that None into zeros, so the mistake did not "
+    "stop your code. Only what runs inside `with tf.autodiff.ForwardAccumulator(primals=x, "
+    "tangents=v) as acc:` is tracked: compute y = f(x) inside that block, from the very x "
+    "you gave as the primal."
+)
 WENT_ON = "A tape returned None, and your function went on without it. "
 OUTER_AGAIN = (
     "Your outer tape differentiated a result computed before the inner gradient (the "
@@ -67,6 +74,8 @@ class Diagnosis:
             found = self._hidden_none(run, handed) or self._went_on(case, run, explained)
             if found is not None:
                 return found  # a None behind a wrong result explains it before any mistake
+        if any(accumulator.unconnected for accumulator in observation.log.accumulators):
+            return Wrong(ZEROS_FROM_NO_PATH, "computed_outside")
         tensors = [a for a in observation.details["arguments"] if hasattr(a, "shape")]
         batch = tuple(tensors[0].shape) if tensors else ()
         for call in observation.details["calls"] if self.whole_batch and batch else ():

@@ -90,6 +90,7 @@ class ForwardAccumulatorInfo:
     jvp_results: list = field(default_factory=list)
     primals: list = field(default_factory=list)
     tangents: list = field(default_factory=list)
+    unconnected: int = 0  # jvp results that are zeros only by unconnected_gradients="zero"
 
 
 @dataclass
@@ -157,6 +158,11 @@ class MethodLog:
     @property
     def used_zero_option(self) -> bool:
         return any(call.unconnected_zero for call in self.calls)
+
+
+def _asks_for_zeros(unconnected_gradients=None) -> bool:
+    """``jvp(..., unconnected_gradients=...)`` given ``"zero"`` or its enum member."""
+    return str(getattr(unconnected_gradients, "value", unconnected_gradients)).lower() == "zero"
 
 
 def recording() -> bool:
@@ -320,6 +326,9 @@ def _install() -> None:
         info = _info(self)
         if info is not None:
             info.jvp_results.extend(tf.nest.flatten(result))
+            if _asks_for_zeros(*args, **kwargs):
+                bare = original(accumulator_class, "jvp")(self, primals)
+                info.unconnected += sum(r is None for r in tf.nest.flatten(bare))
         return result
 
     def record_operation(

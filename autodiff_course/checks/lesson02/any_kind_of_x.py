@@ -2,7 +2,6 @@
 
 import numpy as np
 
-from ...checking.function import Function
 from ...checking.function import negated
 from ...checking.function import one_tensor
 from ...checking.judging import of_terms
@@ -11,7 +10,7 @@ from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.spec import Probe
 from ...checking.verdicts import Wrong
-from .causes import CAUSES
+from .causes import taped
 
 KINDS = (  # every kind of x the exercise names, its dtype and its shape
     ("a float32 tensor", "float32", 4),
@@ -72,14 +71,7 @@ EXERCISE = Exercise(
     title="A derivative for any kind of x",
     stars=2,
     minutes=8,
-    harness=Function(
-        "`derivative`",
-        arguments=arguments,
-        read=read,
-        tape=True,
-        cause_names=CAUSES,
-        vary=negated,
-    ),
+    harness=taped("`derivative`", arguments=arguments, read=read, vary=negated),
     probes=draw,
     reference=lambda p: 3 * p.a * p.x**2 + 2 * p.b * p.x + p.c * np.cos(p.x),
     mistakes=(

@@ -1,4 +1,7 @@
-"""Lesson 02's names for the causes of a None (its sections 5 and 6), for ``cause_names``."""
+"""Lesson 02's names for the causes of a None (its sections 5 and 6), and the harness of
+its exercises, whose answers record their own tape: a None is named by those causes."""
+
+from ...checking.function import Function
 
 CAUSES = {
     "unwatched_constant": "Cause 1, an unwatched constant",
@@ -11,3 +14,8 @@ CAUSES = {
     "unwatched_variable": "A variable the tape does not watch (section 1)",
     "computed_outside_tape": "Outside the recording (section 1)",
 }
+
+
+def taped(name: str, **options) -> Function:
+    """The harness of an answer that records its own tape, a None named by :data:`CAUSES`."""
+    return Function(name, tape=True, cause_names=CAUSES, **options)

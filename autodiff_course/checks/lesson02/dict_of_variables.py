@@ -2,12 +2,11 @@
 
 import numpy as np
 
-from ...checking.function import Function
 from ...checking.function import one_tensor_per_key
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from . import linear_model as model
-from .causes import CAUSES
+from .causes import taped
 
 
 def draw(rng) -> list:
@@ -17,17 +16,24 @@ def draw(rng) -> list:
     return [model.probe(rng, *size) for size in (*sizes, ("float32", 1, 3), ("float32", 4, 1))]
 
 
+def another_loss(code: str, hint: str, slope, means: str) -> Mistake:
+    """The gradients of mean(loss(errors)) for another loss, whose derivative is ``slope``."""
+    return Mistake(code, hint, lambda p: model.gradients(p, slope=slope), means=means)
+
+
+ABSOLUTE = "That is the gradient of the mean absolute error; the loss squares the errors."
+ABSOLUTE_MEANS = "an absolute error where the exercise squares the errors"
+POWER = "Your gradients are those of the mean of {}; the loss squares the errors."
+OTHER_POWER = "the errors raised to another power than 2"
 EXERCISE = Exercise(
     number="2.1",
     title="Gradients for a dict of variables",
     stars=1,
     minutes=5,
-    harness=Function(
+    harness=taped(
         "`parameter_gradients`",
         arguments=model.arguments,
         read=one_tensor_per_key,
-        tape=True,
-        cause_names=CAUSES,
         sources=model.sources,
         main="w",
         nouns={"w": "your gradient for 'w'", "b": "your gradient for 'b'"},
@@ -47,23 +53,10 @@ EXERCISE = Exercise(
             lambda p: {"w": p.w, "b": p.b},
             means="the parameters' values instead of their gradients",
         ),
-        Mistake(
-            "absolute_error",
-            "That is the gradient of the mean absolute error; the loss squares the errors.",
-            lambda p: model.gradients(p, slope=np.sign),
-            means="an absolute error where the exercise squares the errors",
-        ),
-        *(
-            Mistake(
-                "wrong_power",
-                f"Your gradients are those of the mean of {power}; the loss squares the errors.",
-                lambda p, slope=slope: model.gradients(p, slope=slope),
-                means="the errors raised to another power than 2",
-            )
-            for power, slope in (
-                ("error**3", lambda r: 3 * r**2),
-                ("|error|**3", lambda r: 3 * r * abs(r)),
-            )
+        another_loss("absolute_error", ABSOLUTE, np.sign, ABSOLUTE_MEANS),
+        another_loss("wrong_power", POWER.format("error**3"), lambda r: 3 * r**2, OTHER_POWER),
+        another_loss(
+            "wrong_power", POWER.format("|error|**3"), lambda r: 3 * r * abs(r), OTHER_POWER
         ),
         Mistake(
             "broadcast_shape",

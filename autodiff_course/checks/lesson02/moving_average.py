@@ -2,14 +2,13 @@
 
 import numpy as np
 
-from ...checking.function import Function
 from ...checking.judging import of_terms
 from ...checking.probes import signed
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.spec import Probe
 from ...checking.spec import as_dtype
-from .causes import CAUSES
+from .causes import taped
 
 
 def draw(rng) -> list:
@@ -47,11 +46,9 @@ EXERCISE = Exercise(
     title="A moving average updated in place",
     stars=2,
     minutes=10,
-    harness=Function(
+    harness=taped(
         "`update_and_differentiate`",
         arguments=arguments,
-        tape=True,
-        cause_names=CAUSES,
         state=lambda args: {"average": [args[0]]},
         main="gradient",
     ),

@@ -4,12 +4,12 @@ import numpy as np
 
 from ...checking import mistakes
 from ...checking.answers import as_values
-from ...checking.function import Function
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.verdicts import Wrong
 from . import linear_model as model
 from .causes import CAUSES
+from .causes import taped
 
 mistakes.register({"returned_gradients": "gradients returned where losses were asked for"})
 
@@ -71,17 +71,39 @@ def variant(code: str, hint: str, means: str = "", **change) -> Mistake:
     return Mistake(code, hint, lambda p: descend(p, **change)["losses"], means=means)
 
 
+NO_UPDATE = (
+    "Every step returns the same loss: the variables never change. Update each one after "
+    "its step: assign_sub(learning_rate * gradient)."
+)
+ASCENT = (
+    "Your losses grow: the update climbs the gradient. Gradient descent subtracts: "
+    "assign_sub(learning_rate * gradient)."
+)
+SUMMED = "Your losses are those of the summed squared errors: the loss is their mean."
+ONLY_W = "Your losses are those of a loop that updates w only: update b too."
+ONLY_B = "Your losses are those of a loop that updates b only: update w too."
+HALF = "Your losses are those of half the mean squared error: the loss has no 1/2."
+RATE_TWICE = (
+    "Your losses are those of descent at learning_rate squared: the rate was applied twice. "
+    "Multiply each gradient by it once: assign_sub(learning_rate * gradient)."
+)
+TABLE = (
+    "Your losses are those of errors broadcast into an (n, n) table: an (n, 1) column of "
+    "predictions met y of shape (n,). Keep both of shape (n,)."
+)
+AFTER = (
+    "Each of your losses is the one after that step's update; keep the loss the step's "
+    "gradients came from, before updating."
+)
 EXERCISE = Exercise(
     number="2.3",
     title="A training loop that keeps learning",
     stars=2,
     minutes=12,
-    harness=Function(
+    harness=taped(
         "`train`",
         arguments=lambda p: (*model.arguments(p), int(p.steps), float(p.rate)),
         read=read,
-        tape=True,
-        cause_names=CAUSES,
         sources=model.sources,
         state=lambda args: {"params": [args[0]["w"], args[0]["b"]]},
         main="losses",
@@ -89,58 +111,22 @@ EXERCISE = Exercise(
     probes=draw,
     reference=descend,
     mistakes=(
-        variant(
-            "no_update",
-            "Every step returns the same loss: the variables never change. Update each "
-            "one after its step: assign_sub(learning_rate * gradient).",
-            "the parameters were never updated",
-            keys="",
-        ),
+        variant("no_update", NO_UPDATE, "the parameters were never updated", keys=""),
         variant(
             "ascent_not_descent",
-            "Your losses grow: the update climbs the gradient. Gradient descent subtracts: "
-            "assign_sub(learning_rate * gradient).",
+            ASCENT,
             "the parameters moved up the gradient instead of down",
             sign=1,
         ),
-        variant(
-            "sum_not_mean",
-            "Your losses are those of the summed squared errors: the loss is their mean.",
-            total=True,
-        ),
-        variant(
-            "missed_parameter",
-            "Your losses are those of a loop that updates w only: update b too.",
-            "only some of the parameters were updated",
-            keys="w",
-        ),
-        variant(
-            "missed_parameter",
-            "Your losses are those of a loop that updates b only: update w too.",
-            keys="b",
-        ),
-        variant(
-            "scale_factor",
-            "Your losses are those of half the mean squared error: the loss has no 1/2.",
-            factor=0.5,
-        ),
-        variant(
-            "rate_applied_twice",
-            "Your losses are those of descent at learning_rate squared: the rate was applied "
-            "twice. Multiply each gradient by it once: assign_sub(learning_rate * gradient).",
-            "the learning rate applied twice",
-            power=2,
-        ),
-        variant(
-            "broadcast_shape",
-            "Your losses are those of errors broadcast into an (n, n) table: an (n, 1) column "
-            "of predictions met y of shape (n,). Keep both of shape (n,).",
-            table=True,
-        ),
+        variant("sum_not_mean", SUMMED, total=True),
+        variant("missed_parameter", ONLY_W, "only some of the parameters were updated", keys="w"),
+        variant("missed_parameter", ONLY_B, keys="b"),
+        variant("scale_factor", HALF, factor=0.5),
+        variant("rate_applied_twice", RATE_TWICE, "the learning rate applied twice", power=2),
+        variant("broadcast_shape", TABLE, table=True),
         variant(
             "loss_after_update",
-            "Each of your losses is the one after that step's update; keep the loss the "
-            "step's gradients came from, before updating.",
+            AFTER,
             "the loss computed after the update instead of before",
             after=True,
         ),

@@ -10,6 +10,7 @@ from ...checking.numpy_rule import sum_of_terms
 from ...checking.probes import sizes
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
+from ...checking.spec import Pattern
 
 OTHER = {"grad_a": ("a", "b"), "grad_b": ("b", "a")}  # each gradient: its input, the other
 
@@ -58,9 +59,34 @@ def _reference(p):
     return {part: _gradient(part)(p) for part in OTHER}
 
 
+def _picked(part):
+    """Every entry is one term ``upstream * other`` of the output, where an entry of the
+    input took part in several: terms picked (np.resize, a slice, ``[0]``), not summed."""
+    own, other = OTHER[part]
+
+    def find(got, p):
+        terms = (np.asarray(p.upstream, dtype=np.float64) * getattr(p, other)).ravel()
+        if terms.size == np.size(getattr(p, own)) or got.size == 0:
+            return None  # nothing was broadcast: no terms to add
+        close = np.isclose(got.ravel()[:, None], terms[None, :], rtol=1e-5, atol=1e-12)
+        return {} if close.any(axis=1).all() else None
+
+    return find
+
+
 def _mistakes(part):
     own, other = OTHER[part]
     return (
+        Pattern(
+            "picked_not_summed",
+            f"Your {part} has the shape of {own}, but each entry is one term upstream * "
+            f"{other} of the output, picked (as np.resize, a slice or [0] pick them): an entry "
+            f"of {own} that broadcasting used several times collects the sum of all its terms. "
+            "Sum over the axes broadcasting added or stretched.",
+            _picked(part),
+            part=part,
+            means="entries of the broadcast product picked (np.resize, a slice), not summed",
+        ),
         Mistake(
             "swapped_operands",
             f"Your {part} uses its own input: the gradient of {own} is upstream times {other} "

@@ -40,9 +40,13 @@ def draw(rng) -> list:
     return found
 
 
-def clip(arrays, limit) -> np.ndarray:
-    """``arrays`` clipped to the global norm ``limit``, flattened."""
-    return flat(arrays) * limit / max(norm(arrays), limit)
+def clip(arrays, limit, total=None) -> np.ndarray:
+    """``arrays`` clipped to the global norm ``limit`` (their norm: ``total``), flattened."""
+    return flat(arrays) * limit / max(norm(arrays) if total is None else total, limit)
+
+
+def summed_norm(p) -> float:
+    return sum(norm([g]) for g in gradients(p))
 
 
 def reference(p) -> dict:
@@ -55,6 +59,12 @@ def tolerance(p, part) -> Tolerance:
     return Tolerance(found.rtol, found.atol * shrunk)
 
 
+def close(got, expected, p, scale=1.0) -> bool:
+    """Within the clipped gradients' tolerance, its atol times ``scale``."""
+    tol = tolerance(p, "clipped")
+    return matches(got, expected, tol.rtol, tol.atol * scale)
+
+
 def read(value, p, built, log) -> dict:
     """The pair; gradients a power of two too large (the norm's factor), then clipped, were
     never unscaled."""
@@ -63,14 +73,11 @@ def read(value, p, built, log) -> dict:
         raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
     clipped = bench.read(value[0], p, built, log, NAME)
     found = as_values(value[1], name="The norm", shape=(), dtype="float32")
-    factor, tol = float(found) / norm(gradients(p)), tolerance(p, "clipped")
+    factor = float(found) / norm(gradients(p))
     power = np.isfinite(factor) and factor > 1.5  # a power of two: never unscaled
     if power and abs(np.log2(factor) - round(np.log2(factor))) < 1e-2:
         large = clip([factor * g for g in gradients(p)], p.clip_norm)
-        right = reference(p)["clipped"]
-        if matches(clipped, large, tol.rtol, tol.atol) and not matches(
-            clipped, right, tol.rtol, tol.atol
-        ):
+        if close(clipped, large, p) and not close(clipped, reference(p)["clipped"], p):
             raise Wrong(
                 f"Your norm is {2 ** round(np.log2(factor)):g} times the true one, and you "
                 "clipped gradients that large: they were not divided by loss_scale before "
@@ -88,15 +95,13 @@ def _divided_again(got, p):
         power = np.round(np.log2(np.median(got[telling] / right[telling])))
     if not np.isfinite(power) or power > -2:
         return None
-    tol = tolerance(p, "clipped")
-    return {} if matches(got, right * 2.0**power, tol.rtol, tol.atol * 2.0**power) else None
+    return {} if close(got, right * 2.0**power, p, 2.0**power) else None
 
 
 def _earlier_limit(got, p):
     """Clipped to the clip_norm of an earlier call (kept in a global or a default)."""
-    tol = tolerance(p, "clipped")
     for limit in getattr(p, "earlier", ()):
-        if matches(got, clip(gradients(p), limit), tol.rtol, tol.atol):
+        if close(got, clip(gradients(p), limit), p):
             return {"earlier": f"{limit:.4g}"}
     return None
 
@@ -123,11 +128,7 @@ _CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
     ),
     "summed_norms": (
         SUMMED,
-        lambda p: (
-            flat(gradients(p))
-            * p.clip_norm
-            / max(sum(norm([g]) for g in gradients(p)), p.clip_norm)
-        ),
+        lambda p: clip(gradients(p), p.clip_norm, summed_norm(p)),
         "the gradients' own norms added instead of their squares",
     ),
     "clipped_by_value": (
@@ -159,7 +160,7 @@ _NORM = {
     ),
     "summed_norms": (
         SUMMED,
-        lambda p: sum(norm([g]) for g in gradients(p)),
+        summed_norm,
         "the gradients' own norms added instead of their squares",
     ),
     "norm_of_scaled_gradients": (

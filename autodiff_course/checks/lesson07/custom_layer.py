@@ -1,10 +1,6 @@
-"""Exercise 7.1: a softplus layer with a learnable slope, under mixed precision.
-
-The answer is the layer class; the check makes it in float32 and under ``mixed_float16``
-(:class:`~autodiff_course.checking.keras_layer.KerasLayer`). The reference is float64
-NumPy at the numbers the layer sees: inputs, slopes and ``slope * x`` rounded to its
-compute dtype.
-"""
+"""Exercise 7.1: a softplus layer with a learnable slope, under mixed precision. The check
+makes the layer class in float32 and under ``mixed_float16``; the float64 reference is at
+the numbers the layer sees (inputs, slopes and ``slope * x`` rounded to its compute dtype)."""
 
 from __future__ import annotations
 
@@ -63,12 +59,8 @@ def _sum(terms):
 
 
 def reference(p) -> dict:
-    gradient = p.upstream * as_dtype(p.w, p.dtype) * _s(p)
-    return {
-        "value": np.logaddexp(0.0, _z(p)),
-        "gradient": gradient,
-        "grad_w": _sum(p.upstream * p.x * _s(p)),
-    }
+    value, gradient = np.logaddexp(0.0, _z(p)), p.upstream * as_dtype(p.w, p.dtype) * _s(p)
+    return {"value": value, "gradient": gradient, "grad_w": _sum(p.upstream * p.x * _s(p))}
 
 
 def tolerance(p, part) -> Tolerance:
@@ -79,39 +71,43 @@ def tolerance(p, part) -> Tolerance:
     return Tolerance(1e-2, 1e-7 * float(np.max(np.abs(p.upstream)))) if loose else None
 
 
-_GRADIENT = {  # code: (hint, what the gradient for x is, the code's meaning)
+_FORMULAS = {  # code: (part, hint, what that part is, the code's meaning)
     "forgot_slope": (
+        "gradient",
         "The gradient for x lacks the slope: d softplus(a x)/dx = a * sigmoid(a x), "
         "so return upstream * a * sigmoid(a x).",
         lambda p: p.upstream * _s(p),
         "d/dx of softplus(a x) without the factor a",
     ),
     "swapped_gradients": (
+        "gradient",
         "x and the slope are swapped between your two gradients: d/dx is upstream * a * "
         "sigmoid(a x), d/da is upstream * x * sigmoid(a x).",
         lambda p: p.upstream * p.x * _s(p),
         "x and w swapped between the two gradients",
     ),
     "sigmoid_of_minus_x": (
+        "gradient",
         "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
         lambda p: p.upstream * as_dtype(p.w, p.dtype) * _s(p, -1.0),
         "sigmoid(-x) where sigmoid(x) belongs",
     ),
-}
-_SLOPE = {  # the same for the slope's gradient
     "forgot_x": (
+        "grad_w",
         "The slope's gradient lacks x: d softplus(a x)/da = x * sigmoid(a x), summed "
         "over every axis but the last.",
         lambda p: _sum(p.upstream * _s(p)),
         "d/dw of softplus(w x) without the factor x",
     ),
     "mean_not_sum": (
+        "grad_w",
         "The slope's gradient is the mean of its terms, not their sum: every example "
         "adds its own contribution, so use tf.reduce_sum over every axis but the last.",
         lambda p: _sum(p.upstream * p.x * _s(p)) * np.shape(p.x)[-1] / np.size(p.x),
         "",
     ),
     "hard_coded": (
+        "grad_w",
         "The slope's gradient is all ones whatever the input: compute it from "
         "upstream, x and sigmoid(a x).",
         lambda p: np.ones(np.shape(p.w)),
@@ -128,8 +124,7 @@ EXERCISE = Exercise(
     reference=reference,
     tolerance=tolerance,
     mistakes=(
-        *(Mistake(c, h, g, part="gradient", means=m) for c, (h, g, m) in _GRADIENT.items()),
-        *(Mistake(c, h, g, part="grad_w", means=m) for c, (h, g, m) in _SLOPE.items()),
+        *(Mistake(c, h, g, part=part, means=m) for c, (part, h, g, m) in _FORMULAS.items()),
         Symptom(
             "naive_softplus",
             "Your value is {value} at {points} (a x = ...): log(1 + exp(a x)) loses every "

@@ -51,26 +51,28 @@ def reference(p, upstream=None):
     return gradient
 
 
+def handed_over(layer, p) -> Built:
+    """The arguments of a call: ``layer``, then the probe's ids and upstream."""
+    import tensorflow as tf
+
+    ids, up = tf.constant(p.ids, tf.int32), tf.constant(p.upstream, p.out)
+    return Built((layer, ids, up), sources=[layer.embeddings])
+
+
 def build(p) -> Built:
     import keras
-    import tensorflow as tf
 
     table = keras.initializers.Constant(p.table)  # cast to the table's dtype, as it stores it
     layer = keras.layers.Embedding(*np.shape(p.table), table, dtype=p.policy)
     layer.build((None,))
-    ids, up = tf.constant(p.ids, tf.int32), tf.constant(p.upstream, p.out)
-    return Built((layer, ids, up), sources=[layer.embeddings])
+    return handed_over(layer, p)
 
 
 def vary(p, built) -> tuple:
     """The first call's own layer again, looked up at its ids in reverse order with the
     upstream reversed and negated: an answer that cached its gradient per layer shows."""
-    import tensorflow as tf
-
     other = p.but(ids=p.ids.reshape(-1)[::-1].reshape(p.ids.shape), upstream=-p.upstream[::-1])
-    layer = built.arguments[0]
-    ids, up = tf.constant(other.ids, tf.int32), tf.constant(other.upstream, p.out)
-    return other, Built((layer, ids, up), sources=[layer.embeddings])
+    return other, handed_over(built.arguments[0], other)
 
 
 def read(value, p, built, log) -> dict:

@@ -33,10 +33,6 @@ def draw(rng) -> list:
     ]
 
 
-def read(value, p, built, log) -> dict:
-    return {"gradients": bench.read(value, p, built, log, NAME)}
-
-
 def _reference(p, dy=None):
     return bench.flat(bench.gradients(p, dy))
 
@@ -59,7 +55,7 @@ EXERCISE = Exercise(
         NAME,
         build=bench.build,
         reset=bench.reset,
-        read=read,
+        read=lambda value, p, built, log: {"gradients": bench.read(value, p, built, log, NAME)},
         untaped=(
             "float32_copy",
             "The numbers are right, but no tape.gradient call differentiated the model's "

@@ -1,10 +1,7 @@
 """What exercises 7.2 and 7.4 share: the small ``mixed_float16`` Dense models the check
-builds, their float64 gradients, and the method checks of a loss-scaled step
-(:mod:`autodiff_course.checking.keras_call`) at their numbers.
-
-The reference is float64 NumPy: the forward pass with every layer's output rounded to
-float16 as the model stores it, the backward pass in float64, never Keras or a tape.
-"""
+builds, their float64 gradients (each layer's output rounded to float16 as the model
+stores it, the backward pass in float64, never Keras or a tape), and the method checks of
+a loss-scaled step (:mod:`autodiff_course.checking.keras_call`) at their numbers."""
 
 from __future__ import annotations
 
