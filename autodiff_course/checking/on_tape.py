@@ -4,10 +4,10 @@
 The check watches the input, records ``answer(x)`` on a persistent tape of its own and
 differentiates the output with the probe's upstream (both signs, never 1), so a rule
 that forgets ``upstream *`` shows. It reads the parts ``value`` and ``gradient`` (and
-``grad_w`` for the variable a layer reads, ``second`` for a second derivative). With
-``custom_gradient`` it demands that a ``@tf.custom_gradient`` rule of the learner's ran,
-its ``grad_fn`` too, and (``produced``) that the grad_fn returned the very gradient the
-tape gave. With ``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
+``grad_w`` for the variable a layer reads). With ``custom_gradient`` it demands that a
+``@tf.custom_gradient`` rule of the learner's ran, its ``grad_fn`` too, and
+(``produced``) that the grad_fn returned the very gradient the tape gave. With
+``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
 
 The value may have another shape than the input (a norm per row): the reference's.
 Without ``custom_gradient``, the gradient comes from TensorFlow's rules for the
@@ -39,10 +39,9 @@ from .harness import named_shape
 from .harness import reduced_gradient
 from .harness import upstream_linearity
 from .harness import upstreams_seen
+from .judging import _head
 from .judging import matches
-from .observing import observe
-from .recording import Provenance
-from .recording import record_operations
+from .provenance import run_answer
 from .verdicts import Wrong
 
 NO_RULE = (
@@ -67,7 +66,6 @@ class OnTape(Harness):
     custom_gradient: bool = True
     produced: bool = False
     factory: bool = False
-    second_order: bool = False
     upstream_transform: object = None
     without_rule: str = ""
     local: str = ""
@@ -77,7 +75,6 @@ class OnTape(Harness):
             "value": "your value",
             "gradient": "your gradient" if not self.factory else "the gradient for x",
             "grad_w": "the gradient for w",
-            "second": "your second derivative",
         }.get(part, f"your {part}")
 
     def fallback_code(self, part: str) -> str:
@@ -117,20 +114,16 @@ class OnTape(Harness):
 
     def record(self, answer, probe):
         """``(tape, x, output, log, w)``: the answer called on the check's own tape."""
-        tf = _tf()
         layer, w = self._layer(answer, probe)
-        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        tape = tf.GradientTape(persistent=True)
-        seen = Provenance(tape)
-        with tape:
-            tape.watch(x)
-            with observe() as log, record_operations(seen):
-                try:
-                    value = call_answer(layer, x, name=self.name if not w else "Your layer")
-                except Wrong as wrong:
-                    raise _decorator_error(wrong) from None
-        log.provenance = seen
-        return tape, x, value, log, w
+        x = _tf().constant(np.asarray(probe.x, dtype=probe.dtype))
+        try:
+            run = run_answer(layer, x, name=self.name if not w else "Your layer")
+        except Wrong as wrong:
+            raise _decorator_error(wrong) from None
+        if run.raised is not None:
+            raise _decorator_error(run.raised) from None
+        run.log.provenance = run.provenance
+        return run.provenance.tape, x, run.value, run.log, w
 
     def gradients(self, tape, x, value, w, upstream, dtype):
         tf = _tf()
@@ -165,8 +158,6 @@ class OnTape(Harness):
                 "that its grad_fn maps the upstream of the output to the gradient for x.",
                 "custom_gradient_not_used",
             )
-        if self.second_order:
-            parts["second"] = self._second(answer, probe)
 
         def again(factor):
             regrads = self.gradients(tape, x, value, w, factor * probe.upstream, dtype)
@@ -230,29 +221,6 @@ class OnTape(Harness):
             )
         return parts
 
-    def _second(self, answer, probe) -> np.ndarray:
-        tf = _tf()
-        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        with tf.GradientTape() as outer:
-            outer.watch(x)
-            with tf.GradientTape() as inner:
-                inner.watch(x)
-                value = call_answer(answer, x, name=self.name)
-            with learner_code("Your gradient function"):
-                first = inner.gradient(value, x)
-        if first is None:
-            raise _explain_none(None, "x")
-        with learner_code("Your gradient function"):
-            second = outer.gradient(first, x)
-        if second is None:
-            raise Wrong(
-                "The second derivative is None: the outer tape found no path through your "
-                "grad_fn. Compute the backward with TensorFlow operations on x (not .numpy(), "
-                "not tf.stop_gradient), so that it can be differentiated again.",
-                "no_gradient",
-            )
-        return as_values(second, name="The second derivative", shape=probe.shape, dtype=probe.dtype)
-
     # -- what every answer of this kind can get wrong ------------------------------------------
 
     def evidence(self, case):
@@ -263,7 +231,7 @@ class OnTape(Harness):
     def generated(self, case) -> list:
         if case.part not in ("gradient", "grad_w"):
             return []
-        found = forgot_upstream(case, self.upstream_transform)
+        found = forgot_upstream(case)
         return found + (reduced_gradient(case) if case.part == "gradient" else [])
 
     def diagnose(self, case):
@@ -467,7 +435,7 @@ def infinite_slope(case) -> Wrong | None:
     if not bad.any() or not risky:
         return None
     where = f"at index {[int(i) for i in np.argwhere(bad)[0]]}"
-    lead = f"{case.noun[:1].upper()}{case.noun[1:]} is {case.got[bad][0]} {where}, where it "
+    lead = f"{_head(case.noun)} is {case.got[bad][0]} {where}, where it "
     lead += "should be finite. "
     if any(op.name in ("Select", "SelectV2") for op in ops):
         blamed = next((name for name in risky if name != "Sqrt"), None)
