@@ -291,10 +291,7 @@ class Function(Demands, Diagnosis, Harness):
 
     def _explain(self, run, handed, **flags):
         kept = [v for variables in handed["state"].values() for v in variables]
-        found = missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
-        if found is None:
-            return None
-        return self._led(*found)
+        return missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
 
     def _led(self, code, text):
         """``(code, text)`` with the lesson's name for the cause first (``cause_names``)."""
