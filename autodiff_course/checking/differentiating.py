@@ -17,6 +17,7 @@ from dataclasses import astuple
 
 import numpy as np
 
+from .judge import tolerance_of
 from .judging import float64_or_none
 from .judging import matches
 from .observing import MethodLog
@@ -204,8 +205,6 @@ class Demands:
         once)."""
         if not self.tape or log.calls:
             return None
-        from .judge import tolerance_of
-
         expected = exercise.expected(probe)
         if all(
             matches(parts[part], want, *astuple(tolerance_of(exercise, probe, part)))

@@ -72,6 +72,8 @@ from .harness import named_shape
 from .harness import own_state
 from .harness import same_again
 from .jacobian_rows import jacobians_row_by_row
+from .judge import judge_probe
+from .judge import repeats_an_earlier_call
 from .judge import wrong_shape
 from .provenance import missing
 from .provenance import needs_provenance
@@ -407,9 +409,6 @@ class Function(Demands, Diagnosis, Harness):
     def statefulness(self, answer, seen, exercise) -> None:
         """After the others, the first probe again must give the same parts, and new
         values of its shape must give their own answer."""
-        from .judge import judge_probe
-        from .judge import repeats_an_earlier_call
-
         first_changed, *later = [o.details["run"].changed for _, o in seen] or [[]]
         if first_changed and not any(later):
             raise Wrong(

@@ -20,6 +20,7 @@ from dataclasses import field
 
 import numpy as np
 
+from .answers import shape_of
 from .judging import _head
 from .judging import close_points
 from .judging import describe_difference
@@ -27,6 +28,7 @@ from .judging import matches
 from .observing import recording
 from .patterns import floor_of
 from .spec import Mistake
+from .spec import Shape
 from .verdicts import Wrong
 
 # The one factor the upstream-linearity probe multiplies the upstream by: another sign,
@@ -98,9 +100,7 @@ class Harness:
 
 def named_shape(value, probe, exercise) -> None:
     """Raise the exercise's :class:`~.spec.Shape` mistake that ``value``'s shape shows."""
-    from .answers import shape_of
     from .judge import fill
-    from .spec import Shape
 
     got = shape_of(value)
     for item in exercise.mistakes:

@@ -32,6 +32,8 @@ from .harness import Harness
 from .harness import Observation
 from .harness import keeps_state
 from .harness import same_again
+from .judge import judge_probe
+from .judge import repeats_an_earlier_call
 from .judging import matches
 from .observing import observe
 from .verdicts import Wrong
@@ -125,9 +127,6 @@ class KerasCall(Harness):
             self._varied(answer, probe, first.details["built"], seen, exercise)
 
     def _varied(self, answer, probe, built, seen, exercise) -> None:
-        from .judge import judge_probe
-        from .judge import repeats_an_earlier_call
-
         other, built = self.vary(probe, built)
         try:
             parts = self.parts(answer, other, built)[0]

@@ -39,8 +39,10 @@ from .harness import named_shape
 from .harness import reduced_gradient
 from .harness import upstream_linearity
 from .harness import upstreams_seen
+from .judge import tolerance_of
 from .judging import _head
 from .judging import matches
+from .provenance import hint
 from .provenance import run_answer
 from .verdicts import Wrong
 
@@ -50,12 +52,6 @@ NO_RULE = (
     "the function with @tf.custom_gradient and return (output, grad_fn). (Inside "
     "tf.function the check cannot see it: take that off.)"
 )
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
 
 
 @dataclass(frozen=True)
@@ -93,7 +89,8 @@ class OnTape(Harness):
     # -- one probe --------------------------------------------------------------------
 
     def _layer(self, answer, probe):
-        tf = _tf()
+        import tensorflow as tf
+
         if not self.factory:
             return answer, None
         w = tf.Variable(np.asarray(probe.w, dtype=probe.dtype), name="w")
@@ -114,8 +111,10 @@ class OnTape(Harness):
 
     def record(self, answer, probe):
         """``(tape, x, output, log, w)``: the answer called on the check's own tape."""
+        import tensorflow as tf
+
         layer, w = self._layer(answer, probe)
-        x = _tf().constant(np.asarray(probe.x, dtype=probe.dtype))
+        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
         try:
             run = run_answer(layer, x, name=self.name if not w else "Your layer")
         except Wrong as wrong:
@@ -126,7 +125,8 @@ class OnTape(Harness):
         return run.provenance.tape, x, run.value, run.log, w
 
     def gradients(self, tape, x, value, w, upstream, dtype):
-        tf = _tf()
+        import tensorflow as tf
+
         sources = [x] if w is None else [x, w]
         up = tf.constant(np.asarray(upstream, dtype=dtype))
         try:
@@ -181,7 +181,8 @@ class OnTape(Harness):
             )
 
     def _read(self, grads, log, shape, dtype) -> dict:
-        tf = _tf()
+        import tensorflow as tf
+
         if grads[0] is None:
             raise _explain_none(log, "x")
         parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
@@ -282,8 +283,6 @@ class OnTape(Harness):
 
 def _close(exercise, probe, part, got, want) -> bool:
     """As close as the exercise's tolerance allows, and never stricter than 1e-4."""
-    from .judge import tolerance_of
-
     tol = tolerance_of(exercise, probe, part)
     return got is not None and matches(got, want, max(tol.rtol, 1e-4), np.maximum(tol.atol, 1e-12))
 
@@ -353,8 +352,6 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
 
 
 def _explain_none(log, what: str, value=None, x=None) -> Wrong:
-    from .provenance import hint
-
     for call in getattr(log, "custom_calls", ()):
         for _, returned in call.backward:
             if returned and returned[0] is None:
