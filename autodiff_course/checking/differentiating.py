@@ -422,7 +422,7 @@ def _identical(a, b) -> bool:
     """The same numbers, to the last bit: the tape's own result, perhaps reshaped or cast
     to its own dtype (the same product computed by hand rounds differently somewhere)."""
     a, b = float64_or_none(a), float64_or_none(b)  # not numbers: not the tape's result
-    return a is not None and b is not None and a.shape == b.shape and bool(np.array_equal(a, b))
+    return a is not None and b is not None and np.array_equal(a, b)
 
 
 def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:
