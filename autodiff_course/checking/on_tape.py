@@ -148,7 +148,7 @@ class OnTape(Harness):
             return Observation({"value": values}, log, pending=wrong)
         self._require_rule(log, grads[0] is None)
         if grads[0] is None:
-            raise _explain_none(log, "x", value, x)
+            raise _explain_none(log, value, x)
         parts = {"value": values, **self._read(grads, log, shape, dtype)}
         if self.produced and not _rule_produced(log, parts["gradient"]):
             raise Wrong(
@@ -184,7 +184,7 @@ class OnTape(Harness):
         import tensorflow as tf
 
         if grads[0] is None:
-            raise _explain_none(log, "x")
+            raise _explain_none(log)
         parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
         if self.factory:
             grad_w = grads[1]
@@ -351,21 +351,22 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
     return Wrong(wrong.hint, "grad_fn_raised")
 
 
-def _explain_none(log, what: str, value=None, x=None) -> Wrong:
-    for call in getattr(log, "custom_calls", ()):
+def _explain_none(log, value=None, x=None) -> Wrong:
+    """Why the gradient for x is None: the learner's grad_fn returned None, or (given the
+    recorded ``value`` and ``x``) what cut the path between them."""
+    for call in log.custom_calls:
         for _, returned in call.backward:
             if returned and returned[0] is None:
                 return Wrong(
-                    f"The gradient for {what} is None: your grad_fn returned None for it. It "
-                    f"must return upstream times the local derivative, a tensor shaped like "
-                    f"{what}.",
+                    "The gradient for x is None: your grad_fn returned None for it. It must "
+                    "return upstream times the local derivative, a tensor shaped like x.",
                     "no_gradient",
                 )
-    seen = getattr(log, "provenance", None)
+    seen = log.provenance
     cut = seen.cut_by(value, x) if seen is not None and value is not None else None
     if cut is not None:  # what cut the path: a NumPy detour, tf.stop_gradient, a rounding
-        return Wrong(hint(cut[0], what, op=cut[1] or ""), cut[0])
-    return Wrong(hint("no_gradient", what), "no_gradient")
+        return Wrong(hint(cut[0], op=cut[1] or ""), cut[0])
+    return Wrong(hint("no_gradient"), "no_gradient")
 
 
 def _rule_produced(log, gradient) -> bool:
