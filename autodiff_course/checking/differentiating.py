@@ -17,6 +17,8 @@ from dataclasses import astuple
 
 import numpy as np
 
+from .judge import tolerance_of
+from .judging import float64_or_none
 from .judging import matches
 from .observing import MethodLog
 from .verdicts import Wrong
@@ -203,8 +205,6 @@ class Demands:
         once)."""
         if not self.tape or log.calls:
             return None
-        from .judge import tolerance_of
-
         expected = exercise.expected(probe)
         if all(
             matches(parts[part], want, *astuple(tolerance_of(exercise, probe, part)))
@@ -392,20 +392,16 @@ def _dy_from_a_tape(log) -> bool:
             for earlier in log.calls
         ):
             return True
-        try:
-            upstream = np.asarray(call.upstream, dtype=np.float64)
-        except Exception:  # noqa: BLE001 - a nested structure: not this mistake
+        upstream = float64_or_none(call.upstream)
+        if upstream is None:  # a nested structure: not this mistake
             continue
         for earlier in log.calls:
             if earlier is call or earlier.time > call.time:
                 continue
-            for result in earlier.results or ():
-                try:
-                    values = np.asarray(result, dtype=np.float64)
-                except Exception:  # noqa: BLE001
-                    continue
-                if values.shape == upstream.shape and np.allclose(values, upstream):
-                    return True
+            for values in map(float64_or_none, earlier.results or ()):
+                if values is not None and values.shape == upstream.shape:
+                    if np.allclose(values, upstream):
+                        return True
     return False
 
 
@@ -418,20 +414,15 @@ def _shapes(target, upstream):
 
 
 def _all_ones(value) -> bool:
-    try:
-        return bool(np.all(np.asarray(value, dtype=np.float64) == 1.0))
-    except Exception:  # noqa: BLE001 - a nested structure: not a dy of ones
-        return False
+    values = float64_or_none(value)  # None for a nested structure: not a dy of ones
+    return values is not None and bool(np.all(values == 1.0))
 
 
 def _identical(a, b) -> bool:
     """The same numbers, to the last bit: the tape's own result, perhaps reshaped or cast
     to its own dtype (the same product computed by hand rounds differently somewhere)."""
-    try:
-        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    except Exception:  # noqa: BLE001 - not numbers: not the tape's result
-        return False
-    return a.shape == b.shape and bool(np.array_equal(a, b))
+    a, b = float64_or_none(a), float64_or_none(b)  # not numbers: not the tape's result
+    return a is not None and b is not None and np.array_equal(a, b)
 
 
 def _close_on_the_whole(got, want, fraction: float = 1e-2) -> bool:

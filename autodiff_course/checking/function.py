@@ -70,8 +70,10 @@ from .harness import _logged
 from .harness import keeps_state
 from .harness import named_shape
 from .harness import own_state
-from .harness import same_parts
+from .harness import same_again
 from .jacobian_rows import jacobians_row_by_row
+from .judge import judge_probe
+from .judge import repeats_an_earlier_call
 from .judge import wrong_shape
 from .provenance import missing
 from .provenance import needs_provenance
@@ -258,7 +260,9 @@ class Function(Demands, Diagnosis, Harness):
         with jacobians_row_by_row():
             run = run_answer(answer, *(given or arguments), name=self.name, record=record)
         for index, (argument, before) in enumerate(zip(arguments, kept)):
-            if run.raised is None and before is not None and not _same_array(argument, before):
+            if run.raised is not None or before is None:
+                continue
+            if not np.array_equal(argument, before, equal_nan=True):
                 raise Wrong(
                     f"{self.name} changed the array {self._called(index)} it received: "
                     "after the call its values are not what they were (a coordinate moved "
@@ -291,10 +295,7 @@ class Function(Demands, Diagnosis, Harness):
 
     def _explain(self, run, handed, **flags):
         kept = [v for variables in handed["state"].values() for v in variables]
-        found = missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
-        if found is None:
-            return None
-        return self._led(*found)
+        return missing(run, handed["names"], cause_names=self.cause_names, originals=kept, **flags)
 
     def _led(self, code, text):
         """``(code, text)`` with the lesson's name for the cause first (``cause_names``)."""
@@ -410,9 +411,6 @@ class Function(Demands, Diagnosis, Harness):
     def statefulness(self, answer, seen, exercise) -> None:
         """After the others, the first probe again must give the same parts, and new
         values of its shape must give their own answer."""
-        from .judge import judge_probe
-        from .judge import repeats_an_earlier_call
-
         first_changed, *later = [o.details["run"].changed for _, o in seen] or [[]]
         if first_changed and not any(later):
             raise Wrong(
@@ -425,14 +423,8 @@ class Function(Demands, Diagnosis, Harness):
         if not seen:
             return
         probe, first = seen[0]
-        if len(seen) > 1 and not same_parts(
-            first.parts, self._again(answer, probe, exercise), 1e-6, 1e-12
-        ):
-            raise keeps_state(
-                self.name,
-                "called again with the first probe's arguments after the others, it "
-                "returned other numbers",
-            )
+        if len(seen) > 1:
+            same_again(self.name, first.parts, self._again(answer, probe, exercise))
         other = self.vary(probe) if self.vary is not None else None
         # A varied probe keeps the first one's functions: the same objects, new values (an
         # answer that caches its result per function or layer shows).
@@ -479,7 +471,3 @@ def _holds_none(value) -> bool:
 
 def _all_zero(exercise, probe) -> bool:
     return not np.any(exercise.expected(probe)[exercise.harness.main])
-
-
-def _same_array(now, before) -> bool:
-    return now.shape == before.shape and bool(np.array_equal(now, before, equal_nan=True))

@@ -20,12 +20,15 @@ from dataclasses import field
 
 import numpy as np
 
+from .answers import shape_of
+from .judging import _head
 from .judging import close_points
 from .judging import describe_difference
 from .judging import matches
 from .observing import recording
 from .patterns import floor_of
 from .spec import Mistake
+from .spec import Shape
 from .verdicts import Wrong
 
 # The one factor the upstream-linearity probe multiplies the upstream by: another sign,
@@ -97,9 +100,7 @@ class Harness:
 
 def named_shape(value, probe, exercise) -> None:
     """Raise the exercise's :class:`~.spec.Shape` mistake that ``value``'s shape shows."""
-    from .answers import shape_of
     from .judge import fill
-    from .spec import Shape
 
     got = shape_of(value)
     for item in exercise.mistakes:
@@ -107,7 +108,7 @@ def named_shape(value, probe, exercise) -> None:
             raise Wrong(fill(item.hint, probe), item.code)
 
 
-def forgot_upstream(case, transform=None) -> list:
+def forgot_upstream(case) -> list:
     """The generated mistake of every rule with an upstream: it gives what the right rule
     gives for an upstream of 1, whatever the upstream is."""
     probe = case.probe
@@ -115,7 +116,7 @@ def forgot_upstream(case, transform=None) -> list:
         return []
     ones = np.ones_like(np.asarray(probe.upstream, dtype=np.float64))
     hint = (
-        f"{case.noun[:1].upper()}{case.noun[1:]} is what the right rule gives for an "
+        f"{_head(case.noun)} is what the right rule gives for an "
         "upstream of 1, whatever arrives from above: the rule ignores `upstream`. That is "
         "right only when the output itself is the target (upstream = 1); inside a chain "
         "the gradient must be the upstream times the local derivative."
@@ -139,7 +140,7 @@ def reduced_gradient(case) -> list:
         found.append(
             Mistake(
                 "reduced_gradient",
-                f"{case.noun[:1].upper()}{case.noun[1:]} is one number at every element: the "
+                f"{_head(case.noun)} is one number at every element: the "
                 f"right per-element values {word} over the whole input and spread back. Each "
                 "element gets its own derivative: leave out the tf.reduce_sum / "
                 "tf.reduce_mean.",
@@ -164,7 +165,7 @@ def _summed_upstream(case, up, local) -> Wrong | None:
     for word, made in (("sum", up.sum()), ("mean", up.mean())):
         if np.isclose(values[0], made, rtol=1e-4) and not np.allclose(up, made):
             return Wrong(
-                f"{case.noun[:1].upper()}{case.noun[1:]} is the local derivative times the "
+                f"{_head(case.noun)} is the local derivative times the "
                 f"{word} of the whole upstream, one number for every element. An element-wise "
                 "rule multiplies each element's local derivative by that element's own "
                 "upstream: upstream * local, no reduction.",
@@ -224,7 +225,7 @@ def upstream_linearity(
         with np.errstate(all="ignore"):
             ratio = got2[usable].ravel()[bad] / case.got[usable].ravel()[bad]
         return Wrong(
-            f"{case.noun[:1].upper()}{case.noun[1:]} does not scale with the upstream: run "
+            f"{_head(case.noun)} does not scale with the upstream: run "
             f"again with the upstream times {UPSTREAM_FACTOR:g}, {point} it changed by a "
             f"factor of {ratio:.6g} where it should change by {should[bad]:.6g}. The rule must "
             "return the upstream times a local derivative that depends on the input only: "
@@ -277,7 +278,7 @@ def linear_in_upstream(case, row) -> Wrong | None:
     right = np.stack(
         [case.exercise.expected(case.probe.but(upstream=u))[case.part].ravel() for u in units]
     )
-    noun = case.noun[:1].upper() + case.noun[1:]
+    noun = _head(case.noun)
     if not matches(case.got.ravel(), up.ravel() @ used, 1e-4, max(floor_of(case.got), 1e-300)):
         return Wrong(
             f"{noun} is not linear in the upstream: called with one unit upstream at a time "
@@ -317,11 +318,17 @@ def keeps_state(what: str, how: str) -> Wrong:
 
 def same_parts(first: dict, second: dict, rtol: float, atol: float) -> bool:
     return all(
-        part in second
-        and np.shape(second[part]) == np.shape(values)
-        and matches(second[part], values, rtol, atol)
+        part in second and matches(second[part], values, rtol, atol)
         for part, values in first.items()
     )
+
+
+def same_again(name: str, first: dict, again: dict) -> None:
+    """``keeps_state`` unless the first probe, called again after the others, gave the
+    same parts."""
+    if not same_parts(first, again, 1e-6, 1e-12):
+        how = "called again with the first probe's arguments after the others, it returned "
+        raise keeps_state(name, how + "other numbers")
 
 
 def own_state(answer) -> dict:

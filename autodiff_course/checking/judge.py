@@ -239,9 +239,8 @@ def _candidates(mistake_list, case: Case):
             values = np.broadcast_to(values, case.got.shape)
         tol = case.tolerance
         # A mistake that gives the right value for this part cannot explain it.
-        same_shape = values.shape == case.expected.shape
-        if values.shape == case.got.shape and not (
-            same_shape and matches(values, case.expected, tol.rtol, tol.atol)
+        if values.shape == case.got.shape and not matches(
+            values, case.expected, tol.rtol, tol.atol
         ):
             yield mistake, values
 

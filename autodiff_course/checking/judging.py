@@ -66,6 +66,15 @@ def of_terms(scale):
     return tolerance
 
 
+def float64_or_none(value) -> np.ndarray | None:
+    """``value`` as a float64 array, or None when it is not numbers (a nested structure,
+    IndexedSlices, an object of its own)."""
+    try:
+        return np.asarray(value, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - not numbers: nothing to compare
+        return None
+
+
 def close_points(
     got, expected, rtol: float = FLOAT32.rtol, atol: float = FLOAT32.atol
 ) -> np.ndarray:

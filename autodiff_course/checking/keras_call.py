@@ -31,7 +31,9 @@ from .answers import shape_of
 from .harness import Harness
 from .harness import Observation
 from .harness import keeps_state
-from .harness import same_parts
+from .harness import same_again
+from .judge import judge_probe
+from .judge import repeats_an_earlier_call
 from .judging import matches
 from .observing import observe
 from .verdicts import Wrong
@@ -120,19 +122,11 @@ class KerasCall(Harness):
             again = self.parts(answer, probe, built)[0]
         except Wrong:
             again = {}
-        if not same_parts(first.parts, again, 1e-6, 1e-12):
-            raise keeps_state(
-                self.name,
-                "called again with the first probe's arguments after the others, it "
-                "returned other numbers",
-            )
+        same_again(self.name, first.parts, again)
         if self.vary is not None:
             self._varied(answer, probe, first.details["built"], seen, exercise)
 
     def _varied(self, answer, probe, built, seen, exercise) -> None:
-        from .judge import judge_probe
-        from .judge import repeats_an_earlier_call
-
         other, built = self.vary(probe, built)
         try:
             parts = self.parts(answer, other, built)[0]

@@ -102,7 +102,7 @@ class KerasLayer(OnTape):
 
     def _read(self, grads, log, shape, dtype) -> dict:
         if grads[0] is None:
-            raise _explain_none(log, "x")
+            raise _explain_none(log)
         parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
         grad_w, name = grads[1], f"The gradient for self.{self.weight}"
         if grad_w is None:

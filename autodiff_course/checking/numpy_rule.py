@@ -40,6 +40,7 @@ from .harness import upstream_linearity
 from .harness import upstreams_seen
 from .judging import FLOAT64
 from .judging import Tolerance
+from .judging import _head
 from .judging import tolerance_for
 from .probes import signed
 from .probes import upstream
@@ -178,7 +179,7 @@ class NumpyRule(Harness):
                     f"{label or self.name} changed `{name}` in place (`+=`, `*=`, out=...). A "
                     "tape still holds every array it hands over, often in two places: the same "
                     "upstream array may be handed to several inputs, so changing it changes "
-                    f"them all. {self.fix[:1].upper()}{self.fix[1:]}.",
+                    f"them all. {_head(self.fix)}.",
                     "changed_in_place",
                 )
         return result
@@ -318,7 +319,7 @@ class NumpyRule(Harness):
             moved = None
         if moved is not None and not same_parts({case.part: factor * case.got}, moved, 1e-4, 1e-12):
             return Wrong(
-                f"{case.noun[:1].upper()}{case.noun[1:]} uses the upstream of other points: "
+                f"{_head(case.noun)} uses the upstream of other points: "
                 "with the upstream values moved to other points, it did not follow them. The "
                 f"gradient at each point is the upstream at that point times {local}: no sum, "
                 "mean or reordering of the upstream.",

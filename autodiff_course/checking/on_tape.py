@@ -4,10 +4,10 @@
 The check watches the input, records ``answer(x)`` on a persistent tape of its own and
 differentiates the output with the probe's upstream (both signs, never 1), so a rule
 that forgets ``upstream *`` shows. It reads the parts ``value`` and ``gradient`` (and
-``grad_w`` for the variable a layer reads, ``second`` for a second derivative). With
-``custom_gradient`` it demands that a ``@tf.custom_gradient`` rule of the learner's ran,
-its ``grad_fn`` too, and (``produced``) that the grad_fn returned the very gradient the
-tape gave. With ``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
+``grad_w`` for the variable a layer reads). With ``custom_gradient`` it demands that a
+``@tf.custom_gradient`` rule of the learner's ran, its ``grad_fn`` too, and
+(``produced``) that the grad_fn returned the very gradient the tape gave. With
+``factory`` the answer makes the layer from a ``tf.Variable`` ``w``.
 
 The value may have another shape than the input (a norm per row): the reference's.
 Without ``custom_gradient``, the gradient comes from TensorFlow's rules for the
@@ -39,10 +39,11 @@ from .harness import named_shape
 from .harness import reduced_gradient
 from .harness import upstream_linearity
 from .harness import upstreams_seen
+from .judge import tolerance_of
+from .judging import _head
 from .judging import matches
-from .observing import observe
-from .recording import Provenance
-from .recording import record_operations
+from .provenance import hint
+from .provenance import run_answer
 from .verdicts import Wrong
 
 NO_RULE = (
@@ -53,12 +54,6 @@ NO_RULE = (
 )
 
 
-def _tf():
-    import tensorflow as tf
-
-    return tf
-
-
 @dataclass(frozen=True)
 class OnTape(Harness):
     """``name`` is how hints name the answer; ``local`` names the right local derivative."""
@@ -67,7 +62,6 @@ class OnTape(Harness):
     custom_gradient: bool = True
     produced: bool = False
     factory: bool = False
-    second_order: bool = False
     upstream_transform: object = None
     without_rule: str = ""
     local: str = ""
@@ -77,7 +71,6 @@ class OnTape(Harness):
             "value": "your value",
             "gradient": "your gradient" if not self.factory else "the gradient for x",
             "grad_w": "the gradient for w",
-            "second": "your second derivative",
         }.get(part, f"your {part}")
 
     def fallback_code(self, part: str) -> str:
@@ -96,7 +89,8 @@ class OnTape(Harness):
     # -- one probe --------------------------------------------------------------------
 
     def _layer(self, answer, probe):
-        tf = _tf()
+        import tensorflow as tf
+
         if not self.factory:
             return answer, None
         w = tf.Variable(np.asarray(probe.w, dtype=probe.dtype), name="w")
@@ -117,23 +111,22 @@ class OnTape(Harness):
 
     def record(self, answer, probe):
         """``(tape, x, output, log, w)``: the answer called on the check's own tape."""
-        tf = _tf()
+        import tensorflow as tf
+
         layer, w = self._layer(answer, probe)
         x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        tape = tf.GradientTape(persistent=True)
-        seen = Provenance(tape)
-        with tape:
-            tape.watch(x)
-            with observe() as log, record_operations(seen):
-                try:
-                    value = call_answer(layer, x, name=self.name if not w else "Your layer")
-                except Wrong as wrong:
-                    raise _decorator_error(wrong) from None
-        log.provenance = seen
-        return tape, x, value, log, w
+        try:
+            run = run_answer(layer, x, name=self.name if not w else "Your layer")
+        except Wrong as wrong:
+            raise _decorator_error(wrong) from None
+        if run.raised is not None:
+            raise _decorator_error(run.raised) from None
+        run.log.provenance = run.provenance
+        return run.provenance.tape, x, run.value, run.log, w
 
     def gradients(self, tape, x, value, w, upstream, dtype):
-        tf = _tf()
+        import tensorflow as tf
+
         sources = [x] if w is None else [x, w]
         up = tf.constant(np.asarray(upstream, dtype=dtype))
         try:
@@ -155,7 +148,7 @@ class OnTape(Harness):
             return Observation({"value": values}, log, pending=wrong)
         self._require_rule(log, grads[0] is None)
         if grads[0] is None:
-            raise _explain_none(log, "x", value, x)
+            raise _explain_none(log, value, x)
         parts = {"value": values, **self._read(grads, log, shape, dtype)}
         if self.produced and not _rule_produced(log, parts["gradient"]):
             raise Wrong(
@@ -165,8 +158,6 @@ class OnTape(Harness):
                 "that its grad_fn maps the upstream of the output to the gradient for x.",
                 "custom_gradient_not_used",
             )
-        if self.second_order:
-            parts["second"] = self._second(answer, probe)
 
         def again(factor):
             regrads = self.gradients(tape, x, value, w, factor * probe.upstream, dtype)
@@ -190,9 +181,10 @@ class OnTape(Harness):
             )
 
     def _read(self, grads, log, shape, dtype) -> dict:
-        tf = _tf()
+        import tensorflow as tf
+
         if grads[0] is None:
-            raise _explain_none(log, "x")
+            raise _explain_none(log)
         parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
         if self.factory:
             grad_w = grads[1]
@@ -230,29 +222,6 @@ class OnTape(Harness):
             )
         return parts
 
-    def _second(self, answer, probe) -> np.ndarray:
-        tf = _tf()
-        x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
-        with tf.GradientTape() as outer:
-            outer.watch(x)
-            with tf.GradientTape() as inner:
-                inner.watch(x)
-                value = call_answer(answer, x, name=self.name)
-            with learner_code("Your gradient function"):
-                first = inner.gradient(value, x)
-        if first is None:
-            raise _explain_none(None, "x")
-        with learner_code("Your gradient function"):
-            second = outer.gradient(first, x)
-        if second is None:
-            raise Wrong(
-                "The second derivative is None: the outer tape found no path through your "
-                "grad_fn. Compute the backward with TensorFlow operations on x (not .numpy(), "
-                "not tf.stop_gradient), so that it can be differentiated again.",
-                "no_gradient",
-            )
-        return as_values(second, name="The second derivative", shape=probe.shape, dtype=probe.dtype)
-
     # -- what every answer of this kind can get wrong ------------------------------------------
 
     def evidence(self, case):
@@ -263,7 +232,7 @@ class OnTape(Harness):
     def generated(self, case) -> list:
         if case.part not in ("gradient", "grad_w"):
             return []
-        found = forgot_upstream(case, self.upstream_transform)
+        found = forgot_upstream(case)
         return found + (reduced_gradient(case) if case.part == "gradient" else [])
 
     def diagnose(self, case):
@@ -314,14 +283,8 @@ class OnTape(Harness):
 
 def _close(exercise, probe, part, got, want) -> bool:
     """As close as the exercise's tolerance allows, and never stricter than 1e-4."""
-    from .judge import tolerance_of
-
     tol = tolerance_of(exercise, probe, part)
-    return (
-        got is not None
-        and np.shape(got) == np.shape(want)
-        and matches(got, want, max(tol.rtol, 1e-4), np.maximum(tol.atol, 1e-12))
-    )
+    return got is not None and matches(got, want, max(tol.rtol, 1e-4), np.maximum(tol.atol, 1e-12))
 
 
 def _decorator_error(wrong: Wrong) -> Wrong:
@@ -388,23 +351,22 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
     return Wrong(wrong.hint, "grad_fn_raised")
 
 
-def _explain_none(log, what: str, value=None, x=None) -> Wrong:
-    from .provenance import hint
-
-    for call in getattr(log, "custom_calls", ()):
+def _explain_none(log, value=None, x=None) -> Wrong:
+    """Why the gradient for x is None: the learner's grad_fn returned None, or (given the
+    recorded ``value`` and ``x``) what cut the path between them."""
+    for call in log.custom_calls:
         for _, returned in call.backward:
             if returned and returned[0] is None:
                 return Wrong(
-                    f"The gradient for {what} is None: your grad_fn returned None for it. It "
-                    f"must return upstream times the local derivative, a tensor shaped like "
-                    f"{what}.",
+                    "The gradient for x is None: your grad_fn returned None for it. It must "
+                    "return upstream times the local derivative, a tensor shaped like x.",
                     "no_gradient",
                 )
-    seen = getattr(log, "provenance", None)
+    seen = log.provenance
     cut = seen.cut_by(value, x) if seen is not None and value is not None else None
     if cut is not None:  # what cut the path: a NumPy detour, tf.stop_gradient, a rounding
-        return Wrong(hint(cut[0], what, op=cut[1] or ""), cut[0])
-    return Wrong(hint("no_gradient", what), "no_gradient")
+        return Wrong(hint(cut[0], op=cut[1] or ""), cut[0])
+    return Wrong(hint("no_gradient"), "no_gradient")
 
 
 def _rule_produced(log, gradient) -> bool:
@@ -467,7 +429,7 @@ def infinite_slope(case) -> Wrong | None:
     if not bad.any() or not risky:
         return None
     where = f"at index {[int(i) for i in np.argwhere(bad)[0]]}"
-    lead = f"{case.noun[:1].upper()}{case.noun[1:]} is {case.got[bad][0]} {where}, where it "
+    lead = f"{_head(case.noun)} is {case.got[bad][0]} {where}, where it "
     lead += "should be finite. "
     if any(op.name in ("Select", "SelectV2") for op in ops):
         blamed = next((name for name in risky if name != "Sqrt"), None)

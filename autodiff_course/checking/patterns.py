@@ -271,7 +271,7 @@ def permuted_axes(got, expected, what: str, should: str = "") -> Wrong | None:
         moved = np.transpose(expected, order)
         if order == identity or moved.shape != got.shape:
             continue
-        if moved.shape == expected.shape and matches(moved, expected, 1e-9, floor):
+        if matches(moved, expected, 1e-9, floor):
             continue  # a symmetric answer: this order cannot be told from the right one
         if matches(got, moved, 1e-4, floor):
             return Wrong(
@@ -321,7 +321,7 @@ def reshaped_answer(got, expected, what: str) -> Wrong | None:
     for axis in range(1, got.ndim) if got.ndim == expected.ndim + 1 and batch > 1 else ():
         if got.shape[0] == got.shape[axis] == batch:
             own = np.stack([np.take(got[b], b, axis=axis - 1) for b in range(batch)])
-            if own.shape == expected.shape and matches(own, expected, 1e-4, floor):
+            if matches(own, expected, 1e-4, floor):
                 return Wrong(
                     f"{_head(what)} {_has(what)} shape {got.shape}: every example against "
                     f"every example, the full tape.jacobian. The answer is its diagonal "
@@ -329,14 +329,14 @@ def reshaped_answer(got, expected, what: str) -> Wrong | None:
                     "(batch_jacobian gives them directly when the examples are independent).",
                     "returned_full_jacobian",
                 )
-    if batch > 1 and got.shape == expected.shape[1:] and matches(got, expected[0], 1e-4, floor):
+    if batch > 1 and matches(got, expected[0], 1e-4, floor):
         return Wrong(
             f"{_head(what)} {_is(what)} the first example's alone, shape {got.shape}: the "
             f"answer has one per example, stacked along a first axis of {batch}.",
             "single_example",
         )
     square = expected.ndim == 2 and expected.shape[0] == expected.shape[1]
-    if square and got.shape == (batch,) and matches(got, np.diag(expected), 1e-4, floor):
+    if square and matches(got, np.diag(expected), 1e-4, floor):
         return Wrong(
             f"{_head(what)} {_is(what)} the answer's diagonal, a vector of shape {got.shape}: "
             f"the answer is the {expected.shape} matrix with these numbers on its diagonal "

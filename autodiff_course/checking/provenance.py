@@ -165,16 +165,6 @@ class Run:
     changed: list = field(default_factory=list)  # the answer's own state the call changed
 
 
-def _watchable(values) -> list:
-    import tensorflow as tf
-
-    return [
-        value
-        for value in tf.nest.flatten(values)
-        if isinstance(value, (tf.Tensor, tf.Variable)) and value.dtype.is_floating
-    ]
-
-
 def run_answer(answer, *args, name: str | None = None, record: bool = True) -> Run:
     """Call the answer on the check's own tape, noting how it differentiates.
 
@@ -190,8 +180,9 @@ def run_answer(answer, *args, name: str | None = None, record: bool = True) -> R
     provenance = Provenance(check_tape) if record else None
     raised = value = None
     with check_tape:
-        for tensor in _watchable(args) if record else ():
-            check_tape.watch(tensor)
+        for tensor in tf.nest.flatten(args) if record else ():
+            if isinstance(tensor, (tf.Tensor, tf.Variable)) and tensor.dtype.is_floating:
+                check_tape.watch(tensor)
         with observe() as log, record_operations(provenance) if record else nothing:
             try:
                 value = call_answer(answer, *args, name=name)

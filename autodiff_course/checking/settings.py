@@ -27,20 +27,20 @@ def _tensorflow():
     return sys.modules.get("tensorflow")
 
 
-def _keras_floatx():
+def _keras_setting(read):
     keras = sys.modules.get("keras")
     try:
-        return keras.config.floatx() if keras is not None else None
+        return read(keras) if keras is not None else None
     except Exception:  # noqa: BLE001 - an old or partial Keras: nothing to guard
         return None
+
+
+def _keras_floatx():
+    return _keras_setting(lambda keras: keras.config.floatx())
 
 
 def _keras_policy():
-    keras = sys.modules.get("keras")
-    try:
-        return keras.mixed_precision.global_policy().name if keras is not None else None
-    except Exception:  # noqa: BLE001 - an old or partial Keras: nothing to guard
-        return None
+    return _keras_setting(lambda keras: keras.mixed_precision.global_policy().name)
 
 
 def _eager_functions():

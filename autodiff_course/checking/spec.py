@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import mistakes
+from .probes import upstream as draw_upstream
 from .verdicts import exercise
 
 LEVELS = {1: "easy", 2: "medium", 3: "hard"}
@@ -131,8 +132,6 @@ class Probes:
         return shapes
 
     def draw(self, rng: np.random.Generator) -> list[Probe]:
-        from .probes import upstream as draw_upstream
-
         found = []
         for index, (dtype, points) in enumerate(self.points.items()):
             values = as_dtype(points.draw(rng), dtype)
