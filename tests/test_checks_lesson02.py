@@ -368,6 +368,13 @@ def train_into_history(params, x, y, steps, learning_rate):  # a list kept betwe
     return HISTORY
 
 
+def train_into_array(params, x, y, steps, learning_rate):  # correct: float64 NumPy numbers
+    losses = np.zeros(steps)
+    for i, loss in enumerate(train_with()(params, x, y, steps, learning_rate)):
+        losses[i] = float(loss)
+    return losses
+
+
 def train_measuring_after(params, x, y, steps, learning_rate):
     history = []
     for _ in range(steps):
@@ -395,6 +402,8 @@ def train_by_hand(params, x, y, steps, learning_rate):  # right numbers, but no 
         train_rewritten,
         train_with(keep=lambda loss, gradients: float(loss)),  # logging Python numbers
         train_with(keep=lambda loss, gradients: loss.numpy()),
+        train_with(keep=lambda loss, gradients: np.float64(loss)),  # a float, as float(loss)
+        train_into_array,
     ],
 )
 def test_2_3_accepts_a_rewritten_answer(judge, answer):
@@ -461,6 +470,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             "float32_not_float64",
             (),
         ),
+        (train_with(keep=lambda loss, _: np.float32(loss)), "float32_not_float64", ()),
     ],
 )
 def test_2_3_mistakes_are_named(judge, answer, mistake, words):

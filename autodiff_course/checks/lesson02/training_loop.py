@@ -24,6 +24,13 @@ def draw(rng) -> list:
     ]
 
 
+def number(item, p):
+    """A NumPy number at least as precise as the run (``np.float64(loss)``, an entry of a
+    float64 array) as the number ``float(loss)`` gives; anything else as it is."""
+    precise = isinstance(item, np.floating) and item.dtype.itemsize >= np.dtype(p.dtype).itemsize
+    return float(item) if precise else item
+
+
 def read(value, p, exercise, name) -> dict:
     """One loss per step, each a scalar tensor or a number (``float(loss)`` is welcome)."""
     if value is None:
@@ -43,7 +50,10 @@ def read(value, p, exercise, name) -> dict:
             "wrong_structure",
         )
     loose = dict(shape=(), dtype=p.dtype, require_tensor=False)
-    losses = [as_values(v, name=f"The loss of step {i}", **loose) for i, v in enumerate(items, 1)]
+    losses = [
+        as_values(number(v, p), name=f"The loss of step {i}", **loose)
+        for i, v in enumerate(items, 1)
+    ]
     return {"losses": np.array(losses)}
 
 
