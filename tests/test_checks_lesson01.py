@@ -71,6 +71,16 @@ def test_logistic_derivative_accepts_equivalent_forms(judge, answer):
     judge(check.logistic_derivative, answer)
 
 
+def by_graph_gradients(f, x, grad_ys=None):
+    """tf.gradients inside a tf.function: automatic differentiation in graph mode."""
+
+    @tf.function
+    def graph(x):
+        return tf.gradients(f(x), x, grad_ys=grad_ys)[0]
+
+    return graph(x)
+
+
 def compute_gradient_diagonal(x):
     theoretical, _ = tf.test.compute_gradient(lambda v: tf.nn.softplus(-v), [tf.reshape(x, [-1])])
     return tf.reshape(tf.linalg.diag_part(tf.constant(theoretical[0], x.dtype)), x.shape)
@@ -93,6 +103,7 @@ def compute_gradient_diagonal(x):
             # the method: by hand, not by a tape
             (lambda x: by_tape(lambda v: tf.nn.softplus(-v), x), "used_tape"),
             (compute_gradient_diagonal, "used_tape"),
+            (lambda x: by_graph_gradients(lambda v: tf.nn.softplus(-v), x), "used_tape"),
             # float64 in, float64 out and precision
             (
                 lambda x: tf.cast(tf.sigmoid(tf.cast(x, tf.float32)) - 1.0, tf.float32),
@@ -339,6 +350,10 @@ def upstream_in_float32(o, t):
             (lambda o, t: tf.reduce_mean(tf.square(o - t)), "value_not_derivative"),
             (lambda o, t: 2.0 * tf.reduce_mean(o - t) * tf.ones_like(o), "reduced_dy"),
             (lambda o, t: by_tape(lambda o: tf.reduce_mean((o - t) ** 2), o), "used_tape"),
+            (
+                lambda o, t: by_graph_gradients(lambda o: tf.reduce_mean((o - t) ** 2), o),
+                "used_tape",
+            ),
             (lambda o, t: 2.0 * (o - t) / tf.size(o), "integer_mixed_in"),
             (lambda o, t: tf.cast(2.0 * (o - t) / count(o), tf.float32), "float32_not_float64"),
             (lambda o, t: tf.cast(upstream_in_float32(o, t), o.dtype), "float32_not_float64"),
@@ -548,6 +563,7 @@ def softplus_of_wx(W):
         [
             # the method: by hand, not by a tape
             (lambda W, x, dy: by_tape(softplus_of_wx(W), x, output_gradients=dy), "used_tape"),
+            (lambda W, x, dy: by_graph_gradients(softplus_of_wx(W), x, dy), "used_tape"),
             (
                 lambda W, x, dy: back_through_w(by_tape(softplus_of_wx(W), x, "jacobian"), dy),
                 "used_tape",

@@ -39,10 +39,13 @@ FORWARD_OVER_REVERSE = (
 
 
 def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
-    """The answer used no tape, accumulator or ``tf.test.compute_gradient`` (lesson 01)."""
+    """The answer used no tape, accumulator, ``tf.gradients`` or ``tf.test.compute_gradient``
+    (lesson 01)."""
     if log.used_any_autodiff:
         tool = (
-            "tf.test.compute_gradient"
+            "tf.gradients"
+            if log.graph_gradient_calls and not log.tapes
+            else "tf.test.compute_gradient"
             if log.compute_gradient_calls and not log.tapes
             else "tf.autodiff.ForwardAccumulator"
             if log.accumulators and not log.tapes

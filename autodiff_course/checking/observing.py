@@ -13,7 +13,8 @@ another method are not the exercise. Inside :func:`observe`, the check notes
 * every call of a ``@tf.custom_gradient`` function in eager mode, and every time
   its gradient function later runs (with the upstream it received and what it
   returned), so a check can tell whether the learner's rule produced the gradient;
-* calls of ``tf.test.compute_gradient``.
+* calls of ``tf.test.compute_gradient`` and of ``tf.gradients`` (graph mode, as inside a
+  ``tf.function``).
 
 The instruments wrap TensorFlow's own classes while the block runs and are
 removed after it; tapes created outside the block (the check's own) are ignored.
@@ -102,6 +103,7 @@ class MethodLog:
     custom_calls: list = field(default_factory=list)
     accumulators: list = field(default_factory=list)
     compute_gradient_calls: int = 0
+    graph_gradient_calls: int = 0  # tf.gradients, which works only inside a tf.function
     course_gradchecks: int = 0  # calls of autodiff_course.gradcheck's finite differences
     provenance: object = None  # the run's operations (.recording.Provenance), when recorded
 
@@ -116,7 +118,11 @@ class MethodLog:
 
     @property
     def used_any_autodiff(self) -> bool:
-        return self.used_reverse_mode or bool(self.accumulators) or self.compute_gradient_calls > 0
+        return (
+            self.used_reverse_mode
+            or bool(self.accumulators)
+            or self.compute_gradient_calls + self.graph_gradient_calls > 0
+        )
 
     @property
     def used_jacobian(self) -> bool:
@@ -229,6 +235,7 @@ def _install() -> None:
         **saved_attributes(accumulator_class, "__init__", "jvp"),
         **saved_attributes(record, "record_operation"),
         **saved_attributes(tf.test, "compute_gradient"),
+        **saved_attributes(tf, "gradients"),
     }
     _originals.update(originals)
 
@@ -348,6 +355,11 @@ def _install() -> None:
             log.compute_gradient_calls += 1
         return original(tf.test, "compute_gradient")(*args, **kwargs)
 
+    def gradients(*args, **kwargs):
+        for log in _active_logs:
+            log.graph_gradient_calls += 1
+        return original(tf, "gradients")(*args, **kwargs)
+
     tape_class.__init__ = init
     tape_class.__enter__ = enter
     tape_class.__exit__ = exit
@@ -359,6 +371,7 @@ def _install() -> None:
     accumulator_class.jvp = jvp
     record.record_operation = record_operation
     tf.test.compute_gradient = compute_gradient
+    tf.gradients = gradients
 
 
 _ARGUMENT_NAMES = {
