@@ -18,6 +18,8 @@ offers helpers, as fixtures so that no test module imports another:
 * ``installed_python(version, purpose)`` is that Python of this machine, for the
   tests that run the notebooks on another Python (Colab's, the oldest the course takes).
 
+Before each test module, the checks' fresh draws start again from the first call.
+
 What every check promises whatever its lesson (stubs, non-functions, raising or
 malformed answers, strict mode) is tested once for all in ``test_checker_contract.py``.
 """
@@ -50,6 +52,16 @@ def _judge(check, answer, mistake=None, *, runs=1):
 @pytest.fixture
 def judge():
     return _judge
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _draws_from_the_start():
+    """Each test module sees the checks' fresh draws from the first call on, whatever
+    modules ran before it in the same process (two workers take the files in any order),
+    so no module's verdicts depend on the order the tests run in."""
+    from autodiff_course.checking.probes import restart_fresh_draws
+
+    restart_fresh_draws()
 
 
 def _custom_gradient(forward, backward):

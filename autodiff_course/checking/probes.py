@@ -21,6 +21,12 @@ import numpy as np
 _counters: dict[str, itertools.count] = {}
 
 
+def restart_fresh_draws() -> None:
+    """Make the next call of every check draw as the first call in a new process does
+    (the test suite does it before each test module, whatever ran before it there)."""
+    _counters.clear()
+
+
 def fresh_rng(exercise: str) -> np.random.Generator:
     """A generator for this call of the check of ``exercise`` (new points each call).
 
