@@ -350,6 +350,13 @@ def rule_finite_difference(x):
     return np.logaddexp(0.0, x), grad_fn
 
 
+def rule_through_tensorflow(x):  # the right numbers, through TensorFlow and back
+    def grad_fn(upstream):
+        return upstream * tf.sigmoid(x).numpy()
+
+    return tf.nn.softplus(x).numpy(), grad_fn
+
+
 def rule_decorated(x):
     return rule_reference(x)
 
@@ -396,6 +403,7 @@ LOG1PEXP_WRONG = [
     (lambda x: TapeTensor(np.logaddexp(0.0, x)), "used_tape"),
     (lambda x: (TapeTensor(np.logaddexp(0.0, x)), lambda up: up), "used_tape"),
     (rule_naive_value, "forward_overflow"),
+    (rule_through_tensorflow, "used_tensorflow"),
     (rule_naive_gradient, "backward_overflow_nan"),
     (
         lambda x: (x + np.log1p(np.exp(-x)), rule_reference(x)[1]),

@@ -74,6 +74,7 @@ SHARED: dict[str, str] = {
     "other": "a wrong answer the check has no name for",
     # Methods the exercise text demands.
     "used_tape": "a tape (or another autodiff tool) where the exercise says by hand",
+    "used_tensorflow": "TensorFlow operations inside a rule written in NumPy",
     "custom_gradient_not_used": "no @tf.custom_gradient rule produced the gradient",
     "forgot_decorator": "the (output, grad_fn) pair returned without @tf.custom_gradient",
     "not_nested": "no nested tapes where the exercise asks for them",

@@ -44,6 +44,8 @@ from .judging import _head
 from .judging import tolerance_for
 from .probes import signed
 from .probes import upstream
+from .recording import Provenance
+from .recording import record_operations
 from .spec import Probe
 from .spec import as_dtype
 from .verdicts import Wrong
@@ -168,11 +170,22 @@ class NumpyRule(Harness):
     def _call(self, function, names, arguments, probe, handed, label=None):
         """``function(*arguments)`` as learner code; no array handed over may change."""
         handed += [(n, a, a.copy()) for n, a in zip(names, arguments) if isinstance(a, np.ndarray)]
+        ran = Provenance(tape=None)
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), record_operations(ran):
                 result = call_answer(function, *arguments, name=label or self.name)
         except Wrong as wrong:
             raise (self.raised and self.raised(wrong, probe)) or wrong from None
+        returned = result if isinstance(result, (tuple, list)) else (result,)
+        tensors = any((type(v).__module__ or "").startswith("tensorflow") for v in returned)
+        if ran.operations and not tensors:  # (a tensor returned is named as such)
+            names = ", ".join(sorted({operation.name for operation in ran.operations})[:3])
+            raise Wrong(
+                f"{label or self.name} ran TensorFlow operations ({names}), converted back to "
+                "NumPy: a rule here works on the NumPy arrays it receives with np. functions "
+                "only (np.exp, np.logaddexp, ...), as the rest of this lesson's tape does.",
+                "used_tensorflow",
+            )
         for name, array, copy in handed:
             if not np.array_equal(array, copy, equal_nan=True):
                 raise Wrong(
