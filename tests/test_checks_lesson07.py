@@ -183,6 +183,28 @@ class SlopeReadOutsideRule(keras.layers.Layer):
         return rule(x)
 
 
+class SlopeReadOutsideRuleWithItsGradient(keras.layers.Layer):
+    """The slope read before the decorated function, and grad_fn returning its gradient
+    too: TensorFlow refuses a gradient for a variable the rule never read."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        a = tf.convert_to_tensor(self.slope)
+
+        @tf.custom_gradient
+        def rule(x):
+            def grad_fn(upstream, variables=None):
+                s = tf.sigmoid(a * x)
+                terms = tf.cast(upstream * x * s, tf.float32)
+                return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(x) - 1))]
+
+            return tf.nn.softplus(a * x), grad_fn
+
+        return rule(x)
+
+
 class NoCustomGradient(keras.layers.Layer):
     """The right numbers without any rule of one's own."""
 
@@ -257,6 +279,7 @@ SLOPED_MISTAKES = rows(
         # the variables= protocol and where the slope is read
         (NoVariablesKeyword, "no_variables_keyword"),
         (SlopeReadOutsideRule, "variable_outside_rule"),
+        (SlopeReadOutsideRuleWithItsGradient, "grad_fn_raised"),
         (NoCustomGradient, "custom_gradient_not_used"),
         (
             sloped(softplus, backward_with(right_x, lambda u, a, x, s: right_slope(u, a, x, s)[0])),
@@ -768,6 +791,13 @@ def clipped_step(
     return clipped_train_step
 
 
+def clipping_optimizer(optimizer, clipped, unscaled, variables):
+    """The unclipped gradients applied by an optimizer told to clip them (global_clipnorm
+    set on the caller's optimizer, for good)."""
+    optimizer.global_clipnorm = float(tf.linalg.global_norm(clipped))
+    optimizer.apply(unscaled, variables)
+
+
 def by_hand_global_clip(gradients, clip_norm):
     """Right: the definition of tf.clip_by_global_norm, written out."""
     norm = tf.sqrt(tf.add_n([tf.reduce_sum(g**2) for g in gradients]))
@@ -876,6 +906,7 @@ CLIPPED_MISTAKES = rows(
             "applied_other_than_returned",
         ),
         (through_the_optimizer, "applied_other_than_returned"),
+        (clipped_step(apply=clipping_optimizer), "changed_in_place"),
         (lambda m, o, x, y, s, c: clipped_step()(m, o, x, y, s, c)[0], "wrong_structure"),
     ]
 )

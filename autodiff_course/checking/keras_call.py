@@ -60,6 +60,36 @@ def _ids(variables) -> set:
     return {id(_held(v)) for v in variables}
 
 
+# What a step may read from the optimizer it is handed, but never set (lesson 07).
+OPTIMIZER_SETTINGS = ("clipnorm", "global_clipnorm", "clipvalue", "use_ema", "loss_scale_factor")
+
+
+def optimizer_settings(objects) -> dict:
+    """``{(argument, setting): value}`` for the Keras optimizers among ``objects``."""
+    import keras
+
+    return {
+        (index, name): getattr(given, name, None)
+        for index, given in enumerate(objects)
+        if isinstance(given, keras.optimizers.Optimizer)
+        for name in OPTIMIZER_SETTINGS
+    }
+
+
+def optimizer_changed(name: str, before: dict, after: dict) -> Wrong | None:
+    """The verdict on an answer that set one of :data:`OPTIMIZER_SETTINGS`, or None."""
+    for (index, setting), value in after.items():
+        if value != before[(index, setting)]:
+            return Wrong(
+                f"{name} set the optimizer's {setting} to {value!r}: every later step of "
+                "the caller's optimizer would do that too, and the gradients it applied are "
+                "not the ones you returned. Do the work on the gradients yourself and leave "
+                "the optimizer you were handed as it was.",
+                "changed_in_place",
+            )
+    return None
+
+
 def differentiated(log, sources) -> bool:
     """Some ``tape.gradient`` call had every one of ``sources`` among its sources."""
     wanted = _ids(sources)
@@ -92,11 +122,15 @@ class KerasCall(Harness):
         """``(parts, built, log)``: the answer called on freshly built objects (or those
         ``built`` before), read."""
         built = built or self.build(probe)
+        settings = optimizer_settings(built.arguments)
         with observe() as log:
             try:
                 value = call_answer(answer, *built.arguments, name=self.name)
             except Wrong as wrong:
                 raise self.named(wrong) from None
+        log.optimizer_changed = optimizer_changed(
+            self.name, settings, optimizer_settings(built.arguments)
+        )
         return self.read(value, probe, built, log), built, log
 
     def named(self, wrong: Wrong) -> Wrong:
@@ -114,6 +148,11 @@ class KerasCall(Harness):
         return Observation(parts, log, pending=pending, details={"built": built})
 
     def statefulness(self, answer, seen, exercise) -> None:
+        """Right at every probe: the optimizer left as it was handed over, the first call
+        again, and (with ``vary``) its own objects with new values."""
+        for _, observation in seen:
+            if observation.log.optimizer_changed is not None:
+                raise observation.log.optimizer_changed
         if len(seen) < 2:
             return
         probe, first = seen[0]
