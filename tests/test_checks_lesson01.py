@@ -456,6 +456,14 @@ def tape_result_thrown_away(x, target):
     return dy * tf.sigmoid(x)
 
 
+def dy_times_the_jacobian(x, target):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        output = log1pexp(x)
+    jacobian = tape.jacobian(output, x)
+    return tf.tensordot(reference_dy(output, target, x), jacobian, axes=len(x.shape))
+
+
 def log1pexp_in_float32(x):
     return tf.cast(log1pexp(tf.cast(x, tf.float32)), x.dtype)
 
@@ -520,6 +528,11 @@ def test_loss_gradient_names_the_mistake(judge, answer, mistake):
             (
                 loss_gradient_with(None, recorded=mean_squared_error),
                 ["without output_gradients"],
+                "no_output_gradients",
+            ),
+            (
+                dy_times_the_jacobian,
+                ["tape.jacobian", "without ever forming"],
                 "no_output_gradients",
             ),
         ]

@@ -74,6 +74,11 @@ def output_without_grad_fn(x):
     return tf.nn.softplus(x)
 
 
+@tf.custom_gradient
+def grad_fn_first(x):
+    return (lambda up: up * tf.sigmoid(x)), tf.nn.softplus(x)
+
+
 @pytest.mark.parametrize(
     "answer, mistake",
     rows(
@@ -85,6 +90,7 @@ def output_without_grad_fn(x):
             # the decorator's contract
             (lambda x: (tf.nn.softplus(x), lambda up: up * tf.sigmoid(x)), "forgot_decorator"),
             (output_without_grad_fn, "forgot_grad_fn"),
+            (grad_fn_first, "reversed_order"),
         ]
     ),
 )
@@ -338,6 +344,7 @@ def test_clipped_upstream_names_the_mistake_of_an_answer(judge, answer, mistake)
             (cube, lambda up, x: clip(3.0 * x**2), "forgot_upstream"),
             (cube, lambda up, x: tf.clip_by_norm(up, 1.0) * 3.0 * x**2, "clipped_norm"),
             (cube, lambda up, x: up * 3.0 * clip(x) ** 2, "clipped_input"),
+            (cube, lambda up, x: up * clip(3.0 * x**2), "clipped_local_derivative"),
             (cube, lambda up, x: clip(up, -2.0, 2.0) * 3.0 * x**2, "wrong_clip_range"),
             (cube, lambda up, x: tf.minimum(up, 1.0) * 3.0 * x**2, "wrong_clip_range"),
             (cube, lambda up, x: clip(up) * 2.0 * x**2, "scale_factor"),
@@ -498,6 +505,7 @@ def with_w_gradient(change):
                 "mean_not_sum",
             ),
             (with_w_gradient(lambda g: [g.numpy()]), "returned_numpy"),
+            (with_w_gradient(lambda g: [tf.reshape(g, [1])]), "broadcast_shape"),  # keepdims
             (with_w_gradient(lambda g: [tf.cast(g, tf.float32)]), "float32_not_float64"),
             (with_w_gradient(lambda g: [2.0 * g]), "scale_factor"),
             (with_w_gradient(lambda g: [g + 1.0]), "wrong_gradient"),

@@ -240,6 +240,11 @@ def none_as_ones(f, x, y):
     return tf.ones_like(x) if result is None else result
 
 
+def none_as_scalar_zero(f, x, y):
+    result = mixed(f, x, y, zero=False)
+    return tf.constant(0.0, x.dtype) if result is None else result
+
+
 def mixed_jacobian_diagonal(f, x, y):
     jacobian = mixed(f, x, y, method="jacobian")
     return tf.reshape(tf.linalg.diag_part(tf.reshape(jacobian, [tf.size(x), tf.size(y)])), x.shape)
@@ -302,6 +307,7 @@ def mixed_finite_difference_in_y(f, x, y):
                 "structural_none",
             ),
             (none_as_ones, ["answer is zero"], "structural_none"),
+            (none_as_scalar_zero, ["a single 0", "tf.zeros_like"], "wrong_shape"),
             # size-1 axes, and state kept between calls
             (lambda f, x, y: tf.squeeze(mixed(f, x, y)), [], "broadcast_shape"),
             (cached(mixed), ["keeps state"], "keeps_state"),

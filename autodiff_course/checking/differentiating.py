@@ -72,7 +72,12 @@ def require_output_gradients(log: MethodLog) -> None:
             "The numbers may be right, but the exercise asks you to pass the "
             "upstream gradient to the tape: tape.gradient(output, x, "
             "output_gradients=dy), recording only the output. Your function "
-            "called tape.gradient without output_gradients.",
+            + (
+                "built the whole Jacobian with tape.jacobian and multiplied by dy itself: "
+                "output_gradients gets the same numbers without ever forming it."
+                if log.used_jacobian
+                else "called tape.gradient without output_gradients."
+            ),
             "no_output_gradients",
         )
 

@@ -203,11 +203,11 @@ def upstream_linearity(
     where = case.at
     if pointwise:
         t1, t2 = transform(up), transform(UPSTREAM_FACTOR * up)
-        with np.errstate(all="ignore"):
-            local1, local2 = case.got / t1, got2 / t2
+        with np.errstate(all="ignore"):  # (a clipped upstream can be 0 where x is not)
+            local1, local2, should = case.got / t1, got2 / t2, t2 / t1
         usable = (t1 != 0) & (t2 != 0) & np.isfinite(local1) & np.isfinite(local2)
         consistent = close_points(local2[usable], local1[usable], 1e-4, 1e-12)
-        should = (t2 / t1)[usable].ravel()
+        should = should[usable].ravel()
     else:
         usable = np.isfinite(case.got) & np.isfinite(got2)
         floor = 1e-12 * float(np.max(np.abs(case.got[usable]), initial=0.0))
@@ -235,7 +235,8 @@ def upstream_linearity(
         )
     name = f" is not {local_name}" if local_name else " is wrong"
     if pointwise:
-        expected_local = case.expected / t1
+        with np.errstate(all="ignore"):
+            expected_local = case.expected / t1
         summed = _summed_upstream(case, t1, expected_local)
         if summed is not None:
             return summed

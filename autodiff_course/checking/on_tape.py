@@ -217,9 +217,14 @@ class OnTape(Harness):
                     "up the contributions of every element of x: one tf.reduce_sum with no axis.",
                     "variable_grad_not_reduced",
                 )
-            parts["grad_w"] = as_values(
-                tf.reshape(grad_w, []), name="The gradient for w", dtype=dtype
-            )
+            if grad_w.shape.rank:
+                raise Wrong(
+                    f"The gradient for w has shape {tuple(grad_w.shape)}, but w is a scalar, of "
+                    "shape (): TensorFlow hands that gradient on as it is, and w.assign_sub(lr * "
+                    "gradient) then fails. Sum with no axis and without keepdims=True.",
+                    "broadcast_shape",
+                )
+            parts["grad_w"] = as_values(grad_w, name="The gradient for w", dtype=dtype)
         return parts
 
     # -- what every answer of this kind can get wrong ------------------------------------------
@@ -299,6 +304,13 @@ def _decorator_error(wrong: Wrong) -> Wrong:
             "where grad_fn(upstream) is your backward rule.",
             "forgot_grad_fn",
         )
+    if wrong.mistake == "raised" and "unsupported callable" in wrong.hint:
+        return Wrong(
+            "Your @tf.custom_gradient function returned grad_fn first, so TensorFlow took the "
+            "function for the output: return the output, then the rule: `return output, "
+            "grad_fn`.",
+            "reversed_order",
+        )
     return _variables_error(wrong) or wrong
 
 
@@ -340,9 +352,9 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
             f"Your grad_fn returned {counted.group(2)} gradients, but the function has "
             f"{counted.group(1)} input(s): return one gradient per input, each shaped like it."
             + (
-                " TensorFlow expects a gradient for w only when the forward pass reads the "
-                "variable itself (w * x), not a number copied from it with float() or "
-                ".numpy(), which the tape sees as a constant."
+                " TensorFlow expects a gradient for w only when the decorated function itself "
+                "reads the variable (w * x inside it). A value read before it runs (float(), "
+                ".numpy(), or tf.convert_to_tensor(w) outside it) is a constant to the tape."
                 if more
                 else ""
             ),

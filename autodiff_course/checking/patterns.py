@@ -329,6 +329,13 @@ def reshaped_answer(got, expected, what: str) -> Wrong | None:
                     "(batch_jacobian gives them directly when the examples are independent).",
                     "returned_full_jacobian",
                 )
+    if got.size == 1 and not got.any() and not expected.any():
+        return Wrong(
+            f"{_head(what)} {_is(what)} a single 0, shape {got.shape}, where the answer is "
+            f"zeros of shape {expected.shape}, one per entry: make them with tf.zeros_like "
+            "(or unconnected_gradients=tf.UnconnectedGradients.ZERO), not tf.constant(0.0).",
+            "wrong_shape",
+        )
     if batch > 1 and matches(got, expected[0], 1e-4, floor):
         return Wrong(
             f"{_head(what)} {_is(what)} the first example's alone, shape {got.shape}: the "

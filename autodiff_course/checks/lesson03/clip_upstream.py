@@ -122,6 +122,15 @@ EXERCISE = Exercise(
             means="tf.clip_by_norm (the whole tensor) where each entry is clipped",
         ),
         Mistake(
+            "clipped_local_derivative",
+            "You clipped the local derivative 3x^2, not the upstream: upstream * clip(3x^2) "
+            "scales with the upstream, but the clip acts on the upstream: clip(upstream, -1, "
+            "1) * 3x^2.",
+            lambda p: p.upstream * clip(3.0 * p.x**2),
+            part="gradient",
+            means="the local derivative clipped where the upstream should be",
+        ),
+        Mistake(
             "clipped_input",
             "You clipped x inside the local derivative; the clip acts on the upstream: "
             "clip(upstream, -1, 1) * 3x^2.",
