@@ -1,10 +1,12 @@
 """Measure what a learner feels, and print one table.
 
     ./course.sh bench            (or: python -m course_tools.benchmark [--changes 40]
-                                  [--learners 20] [--save] [--explorer-only])
+                                  [--learners 20] [--save] [--explorer-only]
+                                  [--checks-only])
 
-``--explorer-only`` measures 1 alone again and keeps every other figure of
-``benchmark/latest.json`` (the README then says when each part was measured).
+``--explorer-only`` measures 1 alone again, ``--checks-only`` 4 alone, and each keeps
+every other figure of ``benchmark/latest.json`` (the README then says when each part
+was measured).
 
 1. **Explorer latency** in real Chromium: from a key press in a number input of
    the log1pexp explorer to the new plot being painted (median and p95), in
@@ -266,10 +268,17 @@ def main(argv=None) -> int:
         action="store_true",
         help="measure only the explorer's latency and the site again; keep the other figures",
     )
+    parser.add_argument(
+        "--checks-only",
+        action="store_true",
+        help="measure only the exercise checks again; keep the other figures",
+    )
     args = parser.parse_args(argv)
     changes = max(30, args.changes)
     if args.explorer_only:
         return explorer_again(changes, args.save)
+    if args.checks_only:
+        return checks_again(args.save)
     course = load_course()
 
     load = os.getloadavg()
@@ -340,17 +349,43 @@ def explorer_again(changes: int, save: bool) -> int:
     return 0
 
 
+def checks_again(save: bool) -> int:
+    """Part 4 measured again; the other rows as ``benchmark/latest.json`` has them."""
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    load = os.getloadavg()
+    checks = check_times()
+    fresh = check_rows(checks)
+    print_table(
+        f"Exercise checks, {date.today().isoformat()}, load average {load[0]:.2f} at the start",
+        fresh,
+    )
+    if save:
+        rows = results["rows"]
+        first = next((i for i, row in enumerate(rows) if row[0].startswith("check ")), len(rows))
+        kept = [row for row in rows if not row[0].startswith("check ")]
+        results.update(
+            rows=[*kept[:first], *fresh, *kept[first:]],
+            check_ms=checks,
+            checks_measured={"date": date.today().isoformat(), "load_average": load[0]},
+        )
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        update_readme(results)
+        print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
+    return 0
+
+
 def update_readme(results: dict) -> None:
-    again = results.get("explorer_measured")
+    parts = {"explorer_measured": "the explorer and the site", "checks_measured": "the checks"}
+    again = [
+        f"{what} again on {results[key]['date']} (load average {results[key]['load_average']:.2f})"
+        for key, what in parts.items()
+        if results.get(key)
+    ]
     lines = [
         f"Measured on {results['date']}, {results['machine']} (load average "
         f"{results['load_average']:.2f} at the start)"
-        + (
-            f"; the explorer and the site again on {again['date']} (load average "
-            f"{again['load_average']:.2f}):"
-            if again
-            else ":"
-        ),
+        + "".join(f"; {part}" for part in again)
+        + ":",
         "",
         "| measure | value | target |",
         "|---|---|---|",

@@ -191,3 +191,36 @@ def test_the_explorer_measured_again_replaces_its_rows_only(tmp_path, monkeypatc
     text = readme.read_text()
     assert "Measured on 2026-01-01" in text and "the explorer and the site again on" in text
     assert "| check 1.1 (one), median of 9 | 9 ms | <= 300 ms |" in text
+
+
+def test_the_checks_measured_again_replace_their_rows_only(tmp_path, monkeypatch):
+    """--checks-only: the check rows are new and where they were, every other row is
+    kept, and the README's table says when the checks were measured."""
+    import json
+
+    saved = {
+        "date": "2026-01-01",
+        "machine": "x86_64, 2 cores",
+        "load_average": 0.5,
+        "rows": [
+            ["site: lesson 03 page, every byte fetched", "1.00 MB", "<= 3 MB", ""],
+            ["check 1.1 (one), median of 9", "420 ms", "<= 300 ms", ""],
+            ["progress, one learner", "1.2 x", "<= 1.5 x", ""],
+        ],
+        "check_ms": [],
+    }
+    results, readme = tmp_path / "latest.json", tmp_path / "README.md"
+    results.write_text(json.dumps(saved))
+    readme.write_text(f"before\n{benchmark.README_START}\nold\n{benchmark.README_END}\nafter\n")
+    monkeypatch.setattr(benchmark, "RESULTS", results)
+    monkeypatch.setattr(benchmark, "README", readme)
+    monkeypatch.setattr(benchmark, "ROOT", tmp_path)
+    measured = [{"exercise": "1.1", "title": "one", "status": "correct", "median_ms": 12.0}]
+    monkeypatch.setattr(benchmark, "check_times", lambda: measured)
+    assert benchmark.main(["--checks-only", "--save"]) == 0
+    kept = json.loads(results.read_text())
+    names = [row[0] for row in kept["rows"]]
+    assert names[0].startswith("site") and names[-1].startswith("progress"), names
+    assert kept["check_ms"] == measured and "420 ms" not in json.dumps(kept["rows"])
+    text = readme.read_text()
+    assert "Measured on 2026-01-01" in text and "; the checks again on" in text
