@@ -337,16 +337,21 @@ def explorer_again(changes: int, save: bool) -> int:
         fresh,
     )
     if save:
-        results.update(
-            rows=[*fresh, *kept],
-            latency_ms=latency,
-            site=site,
-            explorer_measured={"date": date.today().isoformat(), "load_average": load[0]},
+        save_again(
+            results, "explorer_measured", load, rows=[*fresh, *kept], latency_ms=latency, site=site
         )
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-        update_readme(results)
-        print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
     return 0
+
+
+def save_again(results: dict, measured: str, load, **figures) -> None:
+    """``benchmark/latest.json`` and the README with one part's new ``figures``, and the
+    date and load average it was measured at under ``measured``."""
+    results.update(
+        figures, **{measured: {"date": date.today().isoformat(), "load_average": load[0]}}
+    )
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    update_readme(results)
+    print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
 
 
 def checks_again(save: bool) -> int:
@@ -363,14 +368,8 @@ def checks_again(save: bool) -> int:
         rows = results["rows"]
         first = next((i for i, row in enumerate(rows) if row[0].startswith("check ")), len(rows))
         kept = [row for row in rows if not row[0].startswith("check ")]
-        results.update(
-            rows=[*kept[:first], *fresh, *kept[first:]],
-            check_ms=checks,
-            checks_measured={"date": date.today().isoformat(), "load_average": load[0]},
-        )
-        RESULTS.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-        update_readme(results)
-        print(f"saved {RESULTS.relative_to(ROOT)} and the README's figures")
+        rows = [*kept[:first], *fresh, *kept[first:]]
+        save_again(results, "checks_measured", load, rows=rows, check_ms=checks)
     return 0
 
 

@@ -156,6 +156,20 @@ def test_benchmark_table_names_the_measure():
     assert "nb.cells.append(nbformat.v4.new_code_cell(DRIVE_WIDGETS))" in driver
 
 
+def saved_benchmark(saved: dict, folder, monkeypatch) -> tuple:
+    """``saved`` as ``benchmark/latest.json`` and a README with the table's markers, both
+    in ``folder``, where the benchmark reads and writes them."""
+    import json
+
+    results, readme = folder / "latest.json", folder / "README.md"
+    results.write_text(json.dumps(saved))
+    readme.write_text(f"before\n{benchmark.README_START}\nold\n{benchmark.README_END}\nafter\n")
+    monkeypatch.setattr(benchmark, "RESULTS", results)
+    monkeypatch.setattr(benchmark, "README", readme)
+    monkeypatch.setattr(benchmark, "ROOT", folder)
+    return results, readme
+
+
 def test_the_explorer_measured_again_replaces_its_rows_only(tmp_path, monkeypatch):
     """--explorer-only: the latency and site rows are new, every other row is kept, and
     the README's table says when each part was measured."""
@@ -173,12 +187,7 @@ def test_the_explorer_measured_again_replaces_its_rows_only(tmp_path, monkeypatc
         "latency_ms": {},
         "site": {},
     }
-    results, readme = tmp_path / "latest.json", tmp_path / "README.md"
-    results.write_text(json.dumps(saved))
-    readme.write_text(f"before\n{benchmark.README_START}\nold\n{benchmark.README_END}\nafter\n")
-    monkeypatch.setattr(benchmark, "RESULTS", results)
-    monkeypatch.setattr(benchmark, "README", readme)
-    monkeypatch.setattr(benchmark, "ROOT", tmp_path)
+    results, readme = saved_benchmark(saved, tmp_path, monkeypatch)
     monkeypatch.setattr(benchmark, "lab_latency", lambda changes: {"explorer": [12.0] * 30})
     site = {"explorer": [11.0] * 30, "page_bytes": 2e6, "build_s": 10.0, "blocked": []}
     monkeypatch.setattr(benchmark, "site_latency", lambda changes: site)
@@ -209,12 +218,7 @@ def test_the_checks_measured_again_replace_their_rows_only(tmp_path, monkeypatch
         ],
         "check_ms": [],
     }
-    results, readme = tmp_path / "latest.json", tmp_path / "README.md"
-    results.write_text(json.dumps(saved))
-    readme.write_text(f"before\n{benchmark.README_START}\nold\n{benchmark.README_END}\nafter\n")
-    monkeypatch.setattr(benchmark, "RESULTS", results)
-    monkeypatch.setattr(benchmark, "README", readme)
-    monkeypatch.setattr(benchmark, "ROOT", tmp_path)
+    results, readme = saved_benchmark(saved, tmp_path, monkeypatch)
     measured = [{"exercise": "1.1", "title": "one", "status": "correct", "median_ms": 12.0}]
     monkeypatch.setattr(benchmark, "check_times", lambda: measured)
     assert benchmark.main(["--checks-only", "--save"]) == 0

@@ -163,46 +163,33 @@ class NoVariablesKeyword(keras.layers.Layer):
         return rule(x)
 
 
-class SlopeReadOutsideRule(keras.layers.Layer):
-    """The slope read before the decorated function: its gradient then comes from the
-    recorded forward operations, not from grad_fn (the right numbers, the wrong way)."""
+def slope_read_outside_rule(with_its_gradient=False):
+    """The slope read before the decorated function. Its gradient then comes from the
+    recorded forward operations, not from grad_fn (the right numbers, the wrong way); or,
+    ``with_its_gradient``, grad_fn returns it too, which TensorFlow refuses for a variable
+    the rule never read."""
 
-    def build(self, input_shape):
-        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+    class Layer(keras.layers.Layer):
+        def build(self, input_shape):
+            self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
 
-    def call(self, x):
-        a = tf.convert_to_tensor(self.slope)
+        def call(self, x):
+            a = tf.convert_to_tensor(self.slope)
 
-        @tf.custom_gradient
-        def rule(x):
-            def grad_fn(upstream):
-                return upstream * a * tf.sigmoid(a * x)
+            @tf.custom_gradient
+            def rule(x):
+                def grad_fn(upstream, variables=None):
+                    s = tf.sigmoid(a * x)
+                    if not with_its_gradient:
+                        return upstream * a * s
+                    terms = tf.cast(upstream * x * s, tf.float32)
+                    return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(x) - 1))]
 
-            return tf.nn.softplus(a * x), grad_fn
+                return tf.nn.softplus(a * x), grad_fn
 
-        return rule(x)
+            return rule(x)
 
-
-class SlopeReadOutsideRuleWithItsGradient(keras.layers.Layer):
-    """The slope read before the decorated function, and grad_fn returning its gradient
-    too: TensorFlow refuses a gradient for a variable the rule never read."""
-
-    def build(self, input_shape):
-        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
-
-    def call(self, x):
-        a = tf.convert_to_tensor(self.slope)
-
-        @tf.custom_gradient
-        def rule(x):
-            def grad_fn(upstream, variables=None):
-                s = tf.sigmoid(a * x)
-                terms = tf.cast(upstream * x * s, tf.float32)
-                return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(x) - 1))]
-
-            return tf.nn.softplus(a * x), grad_fn
-
-        return rule(x)
+    return Layer
 
 
 class NoCustomGradient(keras.layers.Layer):
@@ -278,8 +265,8 @@ SLOPED_MISTAKES = rows(
     [
         # the variables= protocol and where the slope is read
         (NoVariablesKeyword, "no_variables_keyword"),
-        (SlopeReadOutsideRule, "variable_outside_rule"),
-        (SlopeReadOutsideRuleWithItsGradient, "grad_fn_raised"),
+        (slope_read_outside_rule(), "variable_outside_rule"),
+        (slope_read_outside_rule(with_its_gradient=True), "grad_fn_raised"),
         (NoCustomGradient, "custom_gradient_not_used"),
         (
             sloped(softplus, backward_with(right_x, lambda u, a, x, s: right_slope(u, a, x, s)[0])),
