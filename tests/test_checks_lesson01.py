@@ -607,6 +607,11 @@ def softplus_of_wx(W):
             (lambda W, x, dy: back_through_w(W, dy) * tf.sigmoid(x), "local_at_input"),
             (lambda W, x, dy: back_through_w(W, dy * tf.sigmoid(x)), "local_at_input"),
             (lambda W, x, dy: back_through_w(W, dy + local(W, x)), "added_not_multiplied"),
+            (
+                lambda W, x, dy: tf.reduce_sum(dy * local(W, x)) * tf.reduce_mean(W, axis=0),
+                "reduced_dy",
+            ),
+            (lambda W, x, dy: tf.reduce_mean(dy) * back_through_w(W, local(W, x)), "reduced_dy"),
             (lambda W, x, dy: back_through_w(W, tf.abs(dy) * local(W, x)), "upstream_not_linear"),
             (
                 lambda W, x, dy: back_through_w(W, dy * tf.exp(tf.linalg.matvec(W, x))),

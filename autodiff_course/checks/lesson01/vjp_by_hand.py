@@ -5,6 +5,7 @@ import numpy as np
 from ...checking import spec
 from ...checking.function import Function
 from ...checking.judging import Tolerance
+from ...checking.judging import matches
 from ...checking.patterns import stray
 from ...checking.probes import signed
 from ...checking.probes import tensor
@@ -34,6 +35,19 @@ def square(values):
     return lambda p: values(p) if p.W.shape[0] == p.W.shape[1] else None
 
 
+def one_number_back(got, p):
+    """``got`` is one number c (not 0 or 1) times W^T 1 (W's column sums) or W^T sigmoid(W x),
+    for m, n >= 2: dy * sigmoid(W x), or dy alone, reduced to one number."""
+    tried = (("W's column sums", "dy * sigmoid(W x)", np.ones_like(p.upstream)),)
+    for which, what, v in (*tried, ("W^T sigmoid(W x)", "dy", sig(p.W @ p.x))):
+        back = p.W.T @ v
+        c = got @ back / (back @ back) if got.shape == back.shape else 0.0
+        some = min(p.W.shape) > 1 and c and not np.isclose(c, 1.0)
+        if some and matches(got, c * back, 1e-4, 1e-9 * abs(c)):
+            return {"c": f"{c:.4g}", "which": which, "what": what}
+    return None
+
+
 def tolerance(p, part) -> Tolerance:
     scale = float(np.abs(p.W).T @ np.abs(p.upstream) @ np.ones(p.W.shape[1])) or 1.0
     return Tolerance(*((1e-11, 1e-13 * scale) if p.dtype == "float64" else (2e-5, 1e-6 * scale)))
@@ -50,6 +64,9 @@ ADDED = "You added two products with W^T; the chain rule multiplies: W^T (dy * s
 NO_W = "You stopped at u = dy * sigmoid(W x), the upstream at z = W x: go back through W too."
 NO_T = "You went back through W, not W transposed: tf.linalg.matvec(W, u, transpose_a=True)."
 AXIS = "You summed the rows of W weighted by dy * sigmoid(W x) over the wrong axis."
+ONE = "Your product is one number ({c}) times {which}: {what} was reduced to one number (a sum "
+ONE += "or a mean) before going back through W. Keep u = dy * sigmoid(W x) a vector, one entry "
+ONE += "per output, and return W^T u."
 ORDER = "You went back through W before multiplying by sigmoid(W x): dy meets log(1 + e^z) first."
 EXERCISE = spec.Exercise(
     number="1.5",
@@ -83,6 +100,7 @@ EXERCISE = spec.Exercise(
         spec.Mistake("wrong_order", ORDER, square(lambda p: vjp(p, np.ones_like) * sig(p.W @ p.x))),
         spec.Mistake("local_at_input", AT_X_FIRST, square(lambda p: vjp(p, at=p.x))),
         *stray(vjp, x=lambda p: p.x),
+        spec.Pattern("reduced_dy", ONE, one_number_back),
     ),
     describe={"value": "dy^T J = W^T (dy * sigmoid(W x))"},
     claim="By hand, dy^T J = W^T (dy * sigmoid(W x)), for square, tall and wide W, one "
