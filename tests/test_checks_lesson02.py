@@ -462,6 +462,18 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             (),
         ),
         (train_by_hand, "no_tape", ()),
+        (
+            train_with(
+                update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_value(g, -1, 1))
+            ),
+            "clipped_gradients",
+            ("tf.clip_by_value, to 1",),
+        ),
+        (
+            train_with(update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_norm(g, 1.0))),
+            "clipped_gradients",
+            (),
+        ),
         (train_into_history, "keeps_state", ("called again with the same arguments",)),
         (
             train_with(
@@ -542,6 +554,11 @@ def loss_on_old_average(average, x, decay):
     return tape.gradient(loss, x)
 
 
+def update_then_recompute(average, x, decay):
+    average.assign(decay * average + (1 - decay) * x)
+    return update_with(assign=False)(average, x, decay)
+
+
 def update_by_hand(average, x, decay):  # right numbers, but no tape
     new_average = decay * average + (1 - decay) * x
     average.assign(new_average)
@@ -574,6 +591,7 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         ),
         (update_with(assign=False), "state_not_updated"),
         (update_twice, "wrong_update"),
+        (update_then_recompute, "updated_then_recomputed"),
         (loss_on_old_average, "old_average_in_loss"),
         (update_with(loss=lambda new: tf.reduce_mean(new**2)), "mean_not_sum"),
         (

@@ -41,6 +41,11 @@ def averaged(keep=lambda d: d, add=lambda d: 1 - d):
     return gives
 
 
+def twice(p) -> dict:
+    """The gradient and average of a second update, from the new average."""
+    return averaged()(p.but(start=averaged()(p)["average"]))
+
+
 EXERCISE = Exercise(
     number="2.4",
     title="A moving average updated in place",
@@ -90,6 +95,14 @@ EXERCISE = Exercise(
             means="the moving average computed with a wrong formula",
         ),
         Mistake(
+            "updated_then_recomputed",
+            "Your gradient is that of a second update: you assigned the new average first and "
+            "then computed it again, from the updated variable, for the loss. Compute the new "
+            "average once, on the tape, from the old value; assign it after the tape.",
+            lambda p: {"gradient": twice(p)["gradient"]},
+            means="the variable updated first, its new value recomputed from the updated one",
+        ),
+        Mistake(
             "state_not_updated",
             "The gradient is right, but average is not updated: assign the new one after the tape.",
             lambda p: p.start,
@@ -99,7 +112,7 @@ EXERCISE = Exercise(
         Mistake(
             "wrong_update",
             "The gradient is right, but average was updated twice: assign the new average once.",
-            lambda p: averaged()(p.but(start=averaged()(p)["average"]))["average"],
+            lambda p: twice(p)["average"],
             part="average",
             means="the variable was updated to a wrong value",
         ),

@@ -4,14 +4,21 @@ import numpy as np
 
 from ...checking import mistakes
 from ...checking.answers import as_values
+from ...checking.judging import matches
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
+from ...checking.spec import Pattern
 from ...checking.verdicts import Wrong
 from . import linear_model as model
 from .causes import CAUSES
 from .causes import taped
 
-mistakes.register({"returned_gradients": "gradients returned where losses were asked for"})
+mistakes.register(
+    {
+        "returned_gradients": "gradients returned where losses were asked for",
+        "clipped_gradients": "the gradients clipped where plain gradient descent is asked for",
+    }
+)
 
 
 def draw(rng) -> list:
@@ -58,23 +65,45 @@ def read(value, p, exercise, name) -> dict:
 
 
 def descend(
-    p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1, table=False
+    p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1, table=False, clip=None
 ) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
     (the sum, with ``total``) of the squared errors, at the rate to the ``power``; with
     ``table``, of the errors of every prediction against every target (an (n, 1) column
     minus y of shape (n,)): the squared errors against mean(y), plus y's variance. The
-    exercise's by default."""
+    exercise's by default; with ``clip``, (how, limit), each step's gradients are clipped."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
     rate, y = p.rate**power, np.full_like(p.y, np.mean(p.y)) if table else p.y
     offset = factor * np.var(p.y) if table else 0.0
     for _ in range(p.steps):
         step = model.gradients(p, w, b, y=y, slope=lambda r: 2 * factor * r)
+        step = clipped_step(step, *clip) if clip else step
         before = factor * np.mean((p.x @ w + b - y) ** 2) + offset
         w = w + sign * rate * step["w"] if "w" in keys else w
         b = b + sign * rate * step["b"] if "b" in keys else b
         losses.append(factor * np.mean((p.x @ w + b - y) ** 2) + offset if after else before)
     return {"losses": np.array(losses), "params": np.append(w, b)}
+
+
+def clipped_step(step, how, c) -> dict:
+    """``step`` as tf.{how} clips it to ``c``: each entry, each gradient's norm, or their
+    global norm."""
+    if how == "clip_by_value":
+        return {key: np.clip(g, -c, c) for key, g in step.items()}
+    total = np.sqrt(sum(np.sum(np.square(g)) for g in step.values()))
+    norms = {key: np.linalg.norm(g) if how == "clip_by_norm" else total for key, g in step.items()}
+    return {key: g * min(1.0, c / (norms[key] or 1.0)) for key, g in step.items()}
+
+
+def clipped(got, p):
+    """The clip, when ``got`` are the losses of descent with the gradients clipped by
+    tf.clip_by_value, clip_by_norm or clip_by_global_norm to a round limit."""
+    tol = model.tolerance(p, "losses")
+    for how in ("clip_by_value", "clip_by_norm", "clip_by_global_norm"):
+        for c in (0.1, 0.5, 1.0, 2.0, 5.0):
+            if matches(got, descend(p, clip=(how, c))["losses"], tol.rtol, tol.atol):
+                return {"how": f"tf.{how}, to {c:g}"}
+    return None
 
 
 def variant(code: str, hint: str, means: str = "", **change) -> Mistake:
@@ -104,6 +133,11 @@ TABLE = (
 AFTER = (
     "Each of your losses is the one after that step's update; keep the loss the step's "
     "gradients came from, before updating."
+)
+CLIPPED = (
+    "Your losses are those of descent with the gradients clipped ({how}): the exercise asks for "
+    "plain gradient descent. Apply each gradient as the tape returns it: "
+    "assign_sub(learning_rate * gradient)."
 )
 EXERCISE = Exercise(
     number="2.3",
@@ -140,6 +174,7 @@ EXERCISE = Exercise(
             "the loss computed after the update instead of before",
             after=True,
         ),
+        Pattern("clipped_gradients", CLIPPED, clipped),
         Mistake(
             "variable_replaced",
             f"{CAUSES['variable_replaced']}. Your losses are right, but the variables handed "
