@@ -268,6 +268,13 @@ def test_binarize_names_the_mistake_of_an_answer(judge, answer, mistake):
             (tf.sign, lambda up, x: -up * mask(x), "sign_flipped"),
             (tf.sign, lambda up, x: up * mask(x) * (1.0 - tf.abs(x)), "wrong_local_derivative"),
             (tf.sign, lambda up, x: tf.sign(up) * mask(x), "upstream_not_linear"),
+            (tf.sign, lambda up, x: up * mask(up), "mask_from_upstream"),
+            (
+                tf.sign,
+                lambda up, x: up * tf.cast(tf.reduce_all(tf.abs(x) <= 1), up.dtype),
+                "blocked_everywhere",
+            ),
+            (tf.sign, lambda up, x: up * (1.0 - tf.tanh(x) ** 2), "tanh_surrogate"),
             (
                 tf.sign,
                 lambda up, x: up * tf.cast(tf.abs(x) <= 1.0, tf.float32),
@@ -505,6 +512,15 @@ def with_w_gradient(change):
                 "mean_not_sum",
             ),
             (with_w_gradient(lambda g: [g.numpy()]), "returned_numpy"),
+            (
+                make_layer(
+                    lambda up, x, w: (
+                        up * w * tf.sigmoid(x),
+                        [tf.reduce_sum(up * x * tf.sigmoid(x))],
+                    )
+                ),
+                "local_at_input",
+            ),
             (with_w_gradient(lambda g: [tf.reshape(g, [1])]), "broadcast_shape"),  # keepdims
             (with_w_gradient(lambda g: [tf.cast(g, tf.float32)]), "float32_not_float64"),
             (with_w_gradient(lambda g: [2.0 * g]), "scale_factor"),

@@ -55,6 +55,14 @@ INVERTED = "The mask is inverted: keep the upstream where |x| <= 1 and zero it o
 BOUNDARY = "At x = -1 and x = 1 exactly your gradient is 0. The clipped estimator is the "
 BOUNDARY += "derivative of clip(x, -1, 1), which passes the upstream on the boundary too: use "
 BOUNDARY += "|x| <= 1, not < 1."
+FROM_UP = "Your mask reads the upstream: it keeps the upstream where |upstream| <= 1. The mask is "
+FROM_UP += "of the input: upstream * tf.cast(tf.abs(x) <= 1, upstream.dtype)."
+BLOCKED = "Your rule gives 0 at every point, |x| <= 1 too: that is tf.sign's own gradient, or a "
+BLOCKED += "mask reduced to one boolean (tf.reduce_all(tf.abs(x) <= 1) is False as soon as one |x| "
+BLOCKED += "> 1). Keep the mask element-wise: upstream * tf.cast(tf.abs(x) <= 1, upstream.dtype)."
+TANH = "Your rule multiplies the upstream by 1 - tanh(x)**2, the slope of a tanh surrogate. The "
+TANH += "clipped straight-through estimator is the slope of clip(x, -1, 1): 1 where |x| <= 1, "
+TANH += "0 elsewhere."
 MASK = ". The clipped estimator passes the upstream exactly where |x| <= 1 (x = -1 and 1 "
 MASK += "included) and gives 0 elsewhere."
 EXERCISE = Exercise(
@@ -117,6 +125,29 @@ EXERCISE = Exercise(
             lambda p: p.upstream * (np.abs(p.x) < 1.0),
             part="gradient",
             means="the boundary |x| = 1 excluded from the pass-through region",
+        ),
+        Mistake(
+            "mask_from_upstream",
+            FROM_UP,
+            lambda p: p.upstream * (np.abs(p.upstream) <= 1.0),
+            part="gradient",
+            means="the mask computed from the upstream instead of from x",
+        ),
+        Mistake(
+            "blocked_everywhere",
+            BLOCKED,
+            lambda p: 0.0 * p.x,
+            part="gradient",
+            means="the upstream blocked at every point, |x| <= 1 included",
+        ),
+        *(
+            Mistake(
+                "tanh_surrogate", TANH, gives, part="gradient", means="1 - tanh(x)**2 as the slope"
+            )
+            for gives in (
+                lambda p: p.upstream * (1.0 - np.tanh(p.x) ** 2),
+                lambda p: p.upstream * (1.0 - np.tanh(p.x) ** 2) * _inside(p),
+            )
         ),
         Symptom(
             "wrong_mask",

@@ -52,6 +52,17 @@ def _s(p):
     return sigmoid(_wx(p))
 
 
+AT_X = "Your rule takes the sigmoid at x, the slope of softplus(x). The layer is softplus(w x), "
+AT_X += "so its slope is taken at w x: upstream * w * sigmoid(w x) for x, and the sum of upstream "
+AT_X += "* x * sigmoid(w x) for w."
+MEANS = "a local derivative evaluated at the wrong point"
+AT_X_GIVES = (  # (part, what it gives): for x and for w, and for x without the factor w
+    ("gradient", lambda p: p.upstream * p.w * sigmoid(p.x)),
+    ("grad_w", _grad_w(lambda p: p.upstream * p.x * sigmoid(p.x))),
+    ("gradient", lambda p: p.upstream * sigmoid(p.x)),
+)
+
+
 def _tolerance(p, part):
     """For d/dw, a sum over every element, the dtype's rtol of the sum of its terms' sizes."""
     if part != "grad_w":
@@ -117,6 +128,7 @@ EXERCISE = Exercise(
             lambda p: np.mean(p.upstream * p.x * _s(p)),
             part="grad_w",
         ),
+        *(Mistake("local_at_input", AT_X, gives, part, MEANS) for part, gives in AT_X_GIVES),
     ),
     stories=(story.story(_wx, _scale, "w x"),),
     describe={
