@@ -405,6 +405,9 @@ sigmoid = tf.sigmoid
             (sigmoid, lambda up, x: tf.sigmoid(x) * tf.sigmoid(-x), "forgot_upstream"),
             (sigmoid, lambda up, x: up * tf.sigmoid(x), "softplus_slope"),
             (sigmoid, lambda up, x: up, "forgot_local_derivative"),
+            (sigmoid, lambda up, x: up * tf.sigmoid(x) ** 2, "sigmoid_squared"),
+            (sigmoid, lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.sigmoid(-x)), "sigmoid_squared"),
+            (sigmoid, lambda up, x: up * (1.0 - tf.sigmoid(x) ** 2), "sigmoid_squared"),
             (
                 sigmoid,
                 lambda up, x: tf.reduce_mean(up) * tf.sigmoid(x) * tf.sigmoid(-x),

@@ -60,6 +60,14 @@ MISTAKES = (
     _mistake("softplus_slope", "Your grad_fn returns upstream * sigmoid(x), the slope of "
              "softplus; sigmoid's own is sigmoid(x) * sigmoid(-x).", lambda p: p.upstream *
              sigmoid(p.x), means="upstream * sigmoid(x) where sigmoid's slope belongs"),
+    *(_mistake("sigmoid_squared", f"Your grad_fn multiplies the upstream by {w}: sigmoid's slope "
+               "is sigmoid(x) * (1 - sigmoid(x)), a product of two different factors, best "
+               "written sigmoid(x) * sigmoid(-x).", lambda p, f=f: p.upstream * f(p.x),
+               means="a square of a sigmoid where sigmoid(x) * sigmoid(-x) belongs")
+      for w, f in (("sigmoid(x)**2", lambda x: sigmoid(x) ** 2),
+                   ("sigmoid(-x)**2", lambda x: sigmoid(-x) ** 2),
+                   ("1 - sigmoid(x)**2, tanh's pattern (tanh' = 1 - tanh**2)",
+                    lambda x: 1 - sigmoid(x) ** 2))),
     _mistake("forgot_local_derivative", "Your grad_fn returns the upstream unchanged: multiply it "
              "by sigmoid(x) * sigmoid(-x).", lambda p: p.upstream),
     *(_mistake("reduced_dy", "Your grad_fn reduces the upstream to one number: each element has "
