@@ -105,6 +105,14 @@ def test_swish_jacobian_accepts_the_formula(judge):
             lambda x: tf.ones_like(x)[:, None] * tf.linalg.diag_part(swish_by_hand(x))[None, :],
             "off_diagonal_nonzero",
         ),
+        (  # the derivative broadcast down the columns, and the identity added to it
+            lambda x: tf.linalg.diag_part(swish_by_hand(x))[:, None] * tf.ones_like(x)[None, :],
+            "off_diagonal_nonzero",
+        ),
+        (  # an outer product of the derivatives
+            lambda x: (lambda d: d[:, None] * d[None, :])(tf.linalg.diag_part(swish_by_tape(x))),
+            "off_diagonal_nonzero",
+        ),
         (lambda x: -swish_by_hand(x), "sign_flipped"),
         (lambda x: 2.0 * swish_by_hand(x), "scale_factor"),
         (lambda x: tf.cast(swish_by_hand(tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),

@@ -27,6 +27,15 @@ def _diagonal(values):
     return lambda p: np.diag(values(p.x, sigmoid(p.x)))
 
 
+def _off_diagonal(got, p):
+    """The first entry off the diagonal that is not 0, as hint fields."""
+    if got.ndim != 2 or got.shape[0] != got.shape[1]:
+        return None
+    off = np.abs(got) * (1 - np.eye(len(got))) > 1e-6 * np.abs(_jacobian(p)).max()
+    i, j = np.argwhere(off)[0] if off.any() else (None, None)
+    return None if i is None else {"i": i, "j": j, "value": f"{got[i, j]:.6g}"}
+
+
 _jacobian = _diagonal(lambda x, s: s + x * s * (1.0 - s))
 EXERCISE = spec.Exercise(
     number="5.1",
@@ -70,7 +79,15 @@ EXERCISE = spec.Exercise(
             "Every row holds all the derivatives, but y_i depends on x_i alone: zero off the "
             "diagonal.",
             lambda p: np.tile(np.diag(_jacobian(p)), (p.x.size, 1)),
-            means="derivatives copied into entries that are zero",
+            means="nonzero entries off the diagonal, where the Jacobian is zero",
+        ),
+        spec.Pattern(
+            "off_diagonal_nonzero",
+            "Your Jacobian is {value} at index [{i}, {j}], off the diagonal: y_i depends on x_i "
+            "alone, so every dy_i/dx_j with i != j is 0 (a derivative broadcast into a full "
+            "matrix fills them). Put the derivatives on the diagonal only (tf.linalg.diag), or "
+            "take tape.jacobian of y = x * sigmoid(x) itself.",
+            _off_diagonal,
         ),
     ),
     describe={"value": "diag(sigmoid(x) + x sigmoid(x) (1 - sigmoid(x))), (n, n)"},
