@@ -52,10 +52,13 @@ def _reference(p):
 def _product(expression):
     def gives(p):
         factors = {"upstream": p.upstream, "a": p.a, "b": p.b}
+        operator = " @ " if " @ " in expression else " * "
         left, right = (
             factors[name.removesuffix(".T")].T if name.endswith(".T") else factors[name]
-            for name in expression.split(" @ ")
+            for name in expression.split(operator)
         )
+        if operator == " * ":
+            return left * right if left.shape == right.shape else None
         return left @ right if left.shape[1] == right.shape[0] else None
 
     return gives
@@ -80,13 +83,19 @@ def _transposes(part, other):
 
 
 def _elementwise(part, other):
-    return Mistake(
-        "elementwise_rule",
-        f"Your {part} is the element-wise rule, upstream * {other}. For a @ b each output "
-        f"entry is a sum, so the gradient is a matrix product: {RIGHT[part]}.",
-        lambda p: p.upstream * getattr(p, other) if p.a.shape == p.b.shape else None,
-        part=part,
-        means="the element-wise multiply rule used for matmul",
+    """Element-wise products of upstream and the other input, transposed or not."""
+    return tuple(
+        Mistake(
+            "elementwise_rule",
+            f"Your {part} is the element-wise product {u} * {o}, as in the multiply rule. For "
+            f"a @ b each output entry is a sum, so the gradient is a matrix product: "
+            f"{RIGHT[part]}.",
+            _product(f"{u} * {o}"),
+            part=part,
+            means="the element-wise multiply rule used for matmul",
+        )
+        for u in ("upstream", "upstream.T")
+        for o in (other, f"{other}.T")
     )
 
 
@@ -126,8 +135,8 @@ EXERCISE = Exercise(
             _product("a.T @ upstream"),
             part="grad_a",
         ),
-        _elementwise("grad_a", "b"),
-        _elementwise("grad_b", "a"),
+        *_elementwise("grad_a", "b"),
+        *_elementwise("grad_b", "a"),
     )
     + _transposes("grad_a", "b")
     + _transposes("grad_b", "a"),
