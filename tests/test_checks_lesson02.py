@@ -467,7 +467,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
                 update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_value(g, -1, 1))
             ),
             "clipped_gradients",
-            ("tf.clip_by_value, to 1",),
+            ("tf.clip_by_value to 1",),
         ),
         (
             train_with(update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_norm(g, 1.0))),

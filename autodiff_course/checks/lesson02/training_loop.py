@@ -85,24 +85,33 @@ def descend(
     return {"losses": np.array(losses), "params": np.append(w, b)}
 
 
-def clipped_step(step, how, c) -> dict:
-    """``step`` as tf.{how} clips it to ``c``: each entry, each gradient's norm, or their
-    global norm."""
-    if how == "clip_by_value":
-        return {key: np.clip(g, -c, c) for key, g in step.items()}
+def clipped_step(step, how, c, keys="wb") -> dict:
+    """``step`` with the gradients of ``keys`` as tf.{how} clips them to ``c``: each entry,
+    each gradient's norm, or their global norm."""
     total = np.sqrt(sum(np.sum(np.square(g)) for g in step.values()))
-    norms = {key: np.linalg.norm(g) if how == "clip_by_norm" else total for key, g in step.items()}
-    return {key: g * min(1.0, c / (norms[key] or 1.0)) for key, g in step.items()}
+
+    def clip(g):
+        if how == "clip_by_value":
+            return np.clip(g, -c, c)
+        return g * min(1.0, c / ((np.linalg.norm(g) if how == "clip_by_norm" else total) or 1.0))
+
+    return {key: clip(g) if key in keys else g for key, g in step.items()}
+
+
+CLIPS = [(how, keys) for how in ("clip_by_value", "clip_by_norm") for keys in ("wb", "w", "b")]
+LIMITS = (0.01, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0)
 
 
 def clipped(got, p):
-    """The clip, when ``got`` are the losses of descent with the gradients clipped by
-    tf.clip_by_value, clip_by_norm or clip_by_global_norm to a round limit."""
+    """The clip, when ``got`` are the losses of descent with the gradients (or one of them)
+    clipped by tf.clip_by_value, clip_by_norm or clip_by_global_norm to a round limit."""
     tol = model.tolerance(p, "losses")
-    for how in ("clip_by_value", "clip_by_norm", "clip_by_global_norm"):
-        for c in (0.1, 0.5, 1.0, 2.0, 5.0):
-            if matches(got, descend(p, clip=(how, c))["losses"], tol.rtol, tol.atol):
-                return {"how": f"tf.{how}, to {c:g}"}
+    for how, keys in (*CLIPS, ("clip_by_global_norm", "wb")):
+        for c in LIMITS:  # the first step's loss after it first, to be quick
+            runs = (descend(p.but(steps=k), clip=(how, c, keys))["losses"] for k in (2, p.steps))
+            if all(matches(got[: len(run)], run, tol.rtol, tol.atol) for run in runs):
+                which = "" if keys == "wb" else f", on the gradient of {keys} only"
+                return {"how": f"tf.{how} to {c:g}{which}"}
     return None
 
 
