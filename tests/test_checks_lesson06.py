@@ -283,6 +283,7 @@ MATMUL_WRONG = [
     (lambda up, a, b: (np.ones_like(up) @ b.T, a.T @ np.ones_like(up)), "forgot_upstream"),
     (lambda up, a, b: (np.ones_like(up) @ b.T, a.T @ up), "forgot_upstream"),  # one only
     (lambda up, a, b: (up * b, up * a), "elementwise_rule"),
+    (lambda up, a, b: (up * b.T, a.T * up), "elementwise_rule"),  # transposed, still element-wise
     (lambda up, a, b: (-(up @ b.T), -(a.T @ up)), "sign_flipped"),
     (lambda up, a, b: (0.5 * up @ b.T, 0.5 * a.T @ up), "scale_factor"),
     (
@@ -458,6 +459,12 @@ LOG1PEXP_WRONG = [
         "sign_flipped",
     ),  # the hint names the abs()
     (lambda x: (np.maximum(x, 0.0), rule_reference(x)[1]), "relu_not_softplus"),
+    # e^-x overflows far below 0 (float32 from -88.7, float64 from -709.8): 0.0 for e^x
+    (lambda x: (np.logaddexp(0.0, x), lambda up: up / (1.0 + np.exp(-x))), "tiny_tail_lost"),
+    (
+        lambda x: (np.where(x < -700, 0.0, np.logaddexp(0.0, x)), rule_reference(x)[1]),
+        "tiny_tail_lost",
+    ),
     (
         lambda x: (np.logaddexp(0.0, x), lambda up: up * (x > 0).astype(x.dtype)),
         "relu_not_softplus",
