@@ -328,6 +328,17 @@ SLOPED_MISTAKES = rows(
         (sloped(softplus, backward_with(lambda u, a, x, s: a * s, right_slope)), "forgot_upstream"),
         (sloped(softplus, backward_with(lambda u, a, x, s: u * s, right_slope)), "forgot_slope"),
         (
+            sloped(softplus, backward_with(lambda u, a, x, s: u * a * tf.sigmoid(x), right_slope)),
+            "sigmoid_of_x",
+        ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: right_slope(u, a, x, tf.sigmoid(x))),
+            ),
+            "sigmoid_of_x",
+        ),
+        (
             sloped(
                 softplus,
                 backward_with(
@@ -593,8 +604,24 @@ def summed_over_outputs(model, x, y, loss_scale, sources):
     return tape.gradient(loss, sources)
 
 
+def loss_scaled_after_block(model, x, y, loss_scale, sources):
+    """The scale applied after the block: tape.gradient returns None, the division fails."""
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y)
+    return tape.gradient(loss * loss_scale, sources)
+
+
+def watching(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        tape.watch(sources)  # Keras Variables: a ValueError
+        loss = mean_squared(model, x, y) * loss_scale
+    return tape.gradient(loss, sources)
+
+
 STEP_MISTAKES = rows(
     [
+        (step(loss_scaled_after_block), "computed_outside_tape"),
+        (step(watching), "watched_keras_variable"),
         # scaling and unscaling
         (step(not_scaled), "loss_not_scaled"),
         (step(scale_the_gradients, unscale=lambda gs, s: [g / s for g in gs]), "loss_not_scaled"),
@@ -712,8 +739,16 @@ def cached_per_layer():
     return embedding_gradient
 
 
+def watched_table(embedding, ids, upstream):
+    with tf.GradientTape() as tape:
+        tape.watch(embedding.embeddings)  # a Keras Variable: a ValueError
+        vectors = embedding(ids)
+    return tf.convert_to_tensor(tape.gradient(vectors, embedding.embeddings, upstream))
+
+
 EMBEDDING_MISTAKES = rows(
     [
+        (watched_table, "watched_keras_variable"),
         (cached_per_layer(), "keeps_state"),
         (lookup_gradient, "indexed_slices_returned"),
         (lambda e, i, u: lookup_gradient(e, i, u).numpy(), "numpy_on_indexed_slices"),
@@ -862,6 +897,7 @@ def first_clip_norm_kept():
 
 CLIPPED_MISTAKES = rows(
     [
+        (clipped_step(loss_scaled_after_block), "computed_outside_tape"),
         (first_clip_norm_kept(), "keeps_state"),
         (clipped_step(order="clip first"), "clipped_before_unscaling"),
         (clipped_step(order="never unscaled"), "forgot_unscale"),

@@ -13,8 +13,19 @@ MISTAKES = {
     "unscaled_twice": "gradients divided by the loss scale twice",
     "float32_copy": "the right gradients, but not from a tape on the model's own variables",
     "summed_by_hand": "the sums built by hand (segment sums, np.add.at) instead of by the tape",
+    "watched_keras_variable": "tape.watch() called on a Keras Variable, which TensorFlow refuses",
 }
 mistakes.register(MISTAKES)
+# The ValueError of tape.watch(layer.weight): in the `errors` of every check that hands over
+# Keras objects (a tf.Variable's repr is <tf.Variable ...>, a Keras Variable's <Variable path=).
+WATCHED = (
+    "Passed in object <Variable path=",
+    "watched_keras_variable",
+    "tape.watch() takes TensorFlow tensors and tf.Variables, and a Keras layer's weight (such "
+    "as embedding.embeddings or a model's trainable_variables) is a Keras Variable, which it "
+    "refuses with this ValueError. No watch is needed: a tape watches every trainable "
+    "variable read inside its block by itself. Delete the tape.watch line",
+)
 
 from .clipping import clipped_train_step  # noqa: E402 - the codes first
 from .custom_layer import sloped_softplus  # noqa: E402

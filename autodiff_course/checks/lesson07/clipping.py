@@ -8,7 +8,6 @@ import numpy as np
 from ...checking.answers import as_values
 from ...checking.judging import Tolerance
 from ...checking.judging import matches
-from ...checking.keras_call import KerasCall
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.spec import Pattern
@@ -175,7 +174,7 @@ EXERCISE = Exercise(
     title="Clip by global norm, after unscaling",
     stars=2,
     minutes=15,
-    harness=KerasCall(
+    harness=bench.Step(
         NAME,
         build=bench.build,
         reset=bench.reset,

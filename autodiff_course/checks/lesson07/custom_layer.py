@@ -114,6 +114,21 @@ _FORMULAS = {  # code: (part, hint, what that part is, the code's meaning)
         "",
     ),
 }
+
+
+def _of_x(p):  # sigmoid(x), at the numbers the layer sees
+    return np.exp(-np.logaddexp(0.0, -p.x))
+
+
+SIGMOID_OF_X = (  # (part, what the answer has, what it gives)
+    (
+        "gradient",
+        "upstream * a * sigmoid(x)",
+        lambda p: p.upstream * as_dtype(p.w, p.dtype) * _of_x(p),
+    ),
+    ("gradient", "upstream * sigmoid(x), without the slope a", lambda p: p.upstream * _of_x(p)),
+    ("grad_w", "upstream * x * sigmoid(x), summed", lambda p: _sum(p.upstream * p.x * _of_x(p))),
+)
 EXERCISE = Exercise(
     number="7.1",
     title="A softplus layer with a learnable slope, under mixed precision",
@@ -125,6 +140,18 @@ EXERCISE = Exercise(
     tolerance=tolerance,
     mistakes=(
         *(Mistake(c, h, g, part=part, means=m) for c, (part, h, g, m) in _FORMULAS.items()),
+        *(
+            Mistake(
+                "sigmoid_of_x",
+                f"Your rule computes {what}: the softplus is of a x, so the sigmoid in both "
+                "gradients is sigmoid(a x), the slope of softplus at a x. Return upstream * a * "
+                "sigmoid(a x) for x and upstream * x * sigmoid(a x), summed, for the slope.",
+                gives,
+                part=part,
+                means="sigmoid(x) where sigmoid(a x) belongs",
+            )
+            for part, what, gives in SIGMOID_OF_X
+        ),
         Symptom(
             "naive_softplus",
             "Your value is {value} at {points} (a x = ...): log(1 + exp(a x)) loses every "

@@ -15,6 +15,7 @@ from ...checking.spec import Mistake
 from ...checking.spec import Pattern
 from ...checking.spec import Probe
 from ...checking.spec import as_dtype
+from . import WATCHED
 
 
 def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
@@ -104,7 +105,7 @@ EXERCISE = Exercise(
             "The numbers are right, but no tape.gradient call with respect to the table "
             "produced them: record the lookup on a tape and convert what it returns.",
         ),
-        errors=(NUMPY_ON_SLICES,),
+        errors=(NUMPY_ON_SLICES, WATCHED),
         nouns={"value": "your gradient"},
         vary=vary,
     ),

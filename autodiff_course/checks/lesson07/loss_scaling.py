@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checking.keras_call import KerasCall
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.spec import Symptom
@@ -51,7 +50,7 @@ EXERCISE = Exercise(
     title="A loss-scaled training step by hand",
     stars=2,
     minutes=15,
-    harness=KerasCall(
+    harness=bench.Step(
         NAME,
         build=bench.build,
         reset=bench.reset,

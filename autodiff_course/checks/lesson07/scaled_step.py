@@ -5,12 +5,18 @@ a loss-scaled step (:mod:`autodiff_course.checking.keras_call`) at their numbers
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...checking import keras_call
 from ...checking.judging import Tolerance
 from ...checking.keras_call import Built
+from ...checking.keras_call import KerasCall
+from ...checking.observing import observe
 from ...checking.spec import Probe
+from ...checking.verdicts import Wrong
+from . import WATCHED
 
 
 def _f16(values):
@@ -132,3 +138,41 @@ def read(value, p, built, log, name) -> np.ndarray:
     if not p.tiny:
         keras_call.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
     return got
+
+
+def outside_tape(wrong: Wrong, log) -> Wrong | None:
+    """The verdict on a step that raised after a tape.gradient call returned None for a
+    target made before the tape's block opened or after it closed, else None."""
+    found = log.first_none()
+    call = found and found[0]
+    made, tape = getattr(call and call.target, "_id", None), call and call.tape
+    if wrong.mistake != "raised" or made is None or tape.entered is None:
+        return None
+    if tape.exited is not None and made > tape.exited:
+        when = "after the tape's `with` block had closed"
+    elif made < tape.entered:
+        when = "before the tape's `with` block opened"
+    else:
+        return None
+    return Wrong(
+        f"tape.gradient returned None for the model's variables, and your step went on with "
+        f"it: the loss you differentiated was computed {when}, where the tape records "
+        "nothing. Compute the loss, and its product with loss_scale, inside the `with "
+        f"tf.GradientTape() as tape:` block. ({wrong.hint})",
+        "computed_outside_tape",
+    )
+
+
+@dataclass(frozen=True)
+class Step(KerasCall):
+    """:class:`KerasCall` for a training step: a step that raises on a Keras Variable
+    watched, or on the None of a loss computed outside the tape, is told so."""
+
+    errors: tuple = (WATCHED,)
+
+    def parts(self, answer, probe, built=None) -> tuple:
+        with observe() as log:
+            try:
+                return super().parts(answer, probe, built)
+            except Wrong as wrong:
+                raise outside_tape(wrong, log) or wrong from None
