@@ -746,8 +746,16 @@ def watched_table(embedding, ids, upstream):
     return tf.convert_to_tensor(tape.gradient(vectors, embedding.embeddings, upstream))
 
 
+def summed_after_block(embedding, ids, upstream):
+    with tf.GradientTape() as tape:
+        vectors = embedding(ids)
+    total = tf.reduce_sum(tf.cast(upstream, vectors.dtype) * vectors)  # not recorded
+    return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
+
+
 EMBEDDING_MISTAKES = rows(
     [
+        (summed_after_block, "computed_outside_tape"),
         (watched_table, "watched_keras_variable"),
         (cached_per_layer(), "keeps_state"),
         (lookup_gradient, "indexed_slices_returned"),

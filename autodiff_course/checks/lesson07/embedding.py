@@ -7,7 +7,6 @@ import numpy as np
 
 from ...checking.keras_call import NUMPY_ON_SLICES
 from ...checking.keras_call import Built
-from ...checking.keras_call import KerasCall
 from ...checking.keras_call import dense_from_lookup
 from ...checking.probes import upstream as draw_upstream
 from ...checking.spec import Exercise
@@ -16,6 +15,7 @@ from ...checking.spec import Pattern
 from ...checking.spec import Probe
 from ...checking.spec import as_dtype
 from . import WATCHED
+from .scaled_step import Step
 
 
 def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
@@ -96,7 +96,7 @@ EXERCISE = Exercise(
     title="Dense gradients from an embedding lookup",
     stars=1,
     minutes=10,
-    harness=KerasCall(
+    harness=Step(
         "`embedding_gradient`",
         build=build,
         read=read,

@@ -141,7 +141,7 @@ def read(value, p, built, log, name) -> np.ndarray:
 
 
 def outside_tape(wrong: Wrong, log) -> Wrong | None:
-    """The verdict on a step that raised after a tape.gradient call returned None for a
+    """The verdict on an answer that raised after a tape.gradient call returned None for a
     target made before the tape's block opened or after it closed, else None."""
     found = log.first_none()
     call = found and found[0]
@@ -155,18 +155,18 @@ def outside_tape(wrong: Wrong, log) -> Wrong | None:
     else:
         return None
     return Wrong(
-        f"tape.gradient returned None for the model's variables, and your step went on with "
-        f"it: the loss you differentiated was computed {when}, where the tape records "
-        "nothing. Compute the loss, and its product with loss_scale, inside the `with "
-        f"tf.GradientTape() as tape:` block. ({wrong.hint})",
+        "tape.gradient returned None, and your code went on with it: the result you "
+        f"differentiated was computed {when}, where the tape records nothing. Compute it "
+        "(the loss, its product with loss_scale, a sum) inside the `with tf.GradientTape() "
+        f"as tape:` block. ({wrong.hint})",
         "computed_outside_tape",
     )
 
 
 @dataclass(frozen=True)
 class Step(KerasCall):
-    """:class:`KerasCall` for a training step: a step that raises on a Keras Variable
-    watched, or on the None of a loss computed outside the tape, is told so."""
+    """:class:`KerasCall` whose answer, when it raises on a Keras Variable it watched or on
+    the None of a result computed outside its tape, is told so (7.2 to 7.4)."""
 
     errors: tuple = (WATCHED,)
 
