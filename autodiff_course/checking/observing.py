@@ -42,7 +42,6 @@ class TapeInfo:
 
     persistent: bool
     watch_accessed_variables: bool
-    created: int
     watched: list = field(default_factory=list)
     entered: int | None = None
     exited: int | None = None
@@ -76,8 +75,6 @@ class DifferentiationCall:
 class CustomGradientCall:
     """One call of a ``@tf.custom_gradient`` function; ``backward`` lists its grad_fn runs."""
 
-    name: str
-    outputs: list
     input_count: int
     backward: list = field(default_factory=list)  # (upstreams, returned) per run
 
@@ -87,7 +84,6 @@ class ForwardAccumulatorInfo:
     """One ``tf.autodiff.ForwardAccumulator``: its primals and tangents as given (noted
     before TensorFlow checks them, so a refused tangent is on the record too)."""
 
-    created: int
     jvp_results: list = field(default_factory=list)
     primals: list = field(default_factory=list)
     tangents: list = field(default_factory=list)
@@ -205,13 +201,6 @@ def _is_numpy(value) -> bool:
     )
 
 
-def saved_attributes(owner, *names: str) -> dict:
-    """``{(owner, name): owner.name}`` for each name: what to put back once an
-    instrument that replaced them is removed (lesson 01's :func:`observe`, and
-    :func:`.recording.record_operations` from lesson 02 on)."""
-    return {(owner, name): getattr(owner, name) for name in names}
-
-
 def _install() -> None:
     import tensorflow as tf
     from tensorflow.python.eager import backprop
@@ -220,24 +209,7 @@ def _install() -> None:
 
     tape_class = backprop.GradientTape
     accumulator_class = forwardprop.ForwardAccumulator
-    originals = {
-        **saved_attributes(
-            tape_class,
-            "__init__",
-            "__enter__",
-            "__exit__",
-            "watch",
-            "gradient",
-            "jacobian",
-            "batch_jacobian",
-            "stop_recording",
-        ),
-        **saved_attributes(accumulator_class, "__init__", "jvp"),
-        **saved_attributes(record, "record_operation"),
-        **saved_attributes(tf.test, "compute_gradient"),
-        **saved_attributes(tf, "gradients"),
-    }
-    _originals.update(originals)
+    originals = {}  # (owner, name) -> what the instrument replaced, filled below
 
     def original(owner, name):
         return originals[(owner, name)]
@@ -245,7 +217,7 @@ def _install() -> None:
     def init(self, persistent=False, watch_accessed_variables=True):
         original(tape_class, "__init__")(self, persistent, watch_accessed_variables)
         if _active_logs and not _from_tensorflow():
-            info = TapeInfo(bool(persistent), bool(watch_accessed_variables), _clock())
+            info = TapeInfo(bool(persistent), bool(watch_accessed_variables))
             self._course_observed = info
             for log in _active_logs:
                 log.tapes.append(info)
@@ -274,10 +246,8 @@ def _install() -> None:
         return original(tape_class, "watch")(self, tensor)
 
     def differentiation(kind):
-        method = original(tape_class, kind)
-
         def run(self, target, sources, *args, **kwargs):
-            info = _info(self)
+            method, info = original(tape_class, kind), _info(self)
             if info is None or info.internal:
                 return method(self, target, sources, *args, **kwargs)
             arguments = dict(zip(_ARGUMENT_NAMES[kind], args), **kwargs)
@@ -321,7 +291,7 @@ def _install() -> None:
     def accumulator_init(self, primals, tangents):
         if _active_logs:
             info = ForwardAccumulatorInfo(
-                _clock(), primals=tf.nest.flatten(primals), tangents=tf.nest.flatten(tangents)
+                primals=tf.nest.flatten(primals), tangents=tf.nest.flatten(tangents)
             )
             self._course_observed = info
             for log in _active_logs:
@@ -342,7 +312,7 @@ def _install() -> None:
         op_type, output_tensors, input_tensors, backward_function, *args, **kwargs
     ):
         if _active_logs and getattr(backward_function, "__name__", "") == "actual_grad_fn":
-            call = CustomGradientCall(str(op_type), list(output_tensors), len(input_tensors))
+            call = CustomGradientCall(len(input_tensors))
             for log in _active_logs:
                 log.custom_calls.append(call)
             backward_function = _watched_backward(backward_function, call)
@@ -360,18 +330,23 @@ def _install() -> None:
             log.graph_gradient_calls += 1
         return original(tf, "gradients")(*args, **kwargs)
 
-    tape_class.__init__ = init
-    tape_class.__enter__ = enter
-    tape_class.__exit__ = exit
-    tape_class.watch = watch
-    for kind in ("gradient", "jacobian", "batch_jacobian"):
-        setattr(tape_class, kind, differentiation(kind))
-    tape_class.stop_recording = stop_recording
-    accumulator_class.__init__ = accumulator_init
-    accumulator_class.jvp = jvp
-    record.record_operation = record_operation
-    tf.test.compute_gradient = compute_gradient
-    tf.gradients = gradients
+    replacements = {
+        (tape_class, "__init__"): init,
+        (tape_class, "__enter__"): enter,
+        (tape_class, "__exit__"): exit,
+        (tape_class, "watch"): watch,
+        **{(tape_class, kind): differentiation(kind) for kind in _ARGUMENT_NAMES},
+        (tape_class, "stop_recording"): stop_recording,
+        (accumulator_class, "__init__"): accumulator_init,
+        (accumulator_class, "jvp"): jvp,
+        (record, "record_operation"): record_operation,
+        (tf.test, "compute_gradient"): compute_gradient,
+        (tf, "gradients"): gradients,
+    }
+    originals.update({key: getattr(*key) for key in replacements})
+    _originals.update(originals)
+    for (owner, name), replacement in replacements.items():
+        setattr(owner, name, replacement)
 
 
 _ARGUMENT_NAMES = {

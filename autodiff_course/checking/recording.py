@@ -13,8 +13,6 @@ import contextlib
 from dataclasses import dataclass
 from dataclasses import field
 
-from .observing import saved_attributes
-
 _FLAT = ", which TensorFlow gives no gradient (it is flat almost everywhere)"
 FLAT_OPS = {
     "Round": "tf.round" + _FLAT,
@@ -180,11 +178,8 @@ def record_operations(provenance: Provenance):
     tensor_base = ops._EagerTensorBase
     kinds = (ops.EagerTensor, resource_variable_ops.BaseResourceVariable)
     conversions = ("numpy", "__array__", "__float__", "__int__")
-    saved = {
-        **saved_attributes(pywrap_tfe, "TFE_Py_FastPathExecute"),
-        **saved_attributes(execute, "execute"),
-        **saved_attributes(tensor_base, *conversions),
-    }
+    replaced = [(pywrap_tfe, "TFE_Py_FastPathExecute"), (execute, "execute")]
+    saved = {key: getattr(*key) for key in replaced + [(tensor_base, c) for c in conversions]}
 
     def tensors(values) -> list:
         found = []
