@@ -3,10 +3,8 @@ to 06).
 
 ``require_*`` functions turn a method into a verdict, from the
 :class:`~.observing.MethodLog` of the answer's tapes and accumulators; :class:`Demands`
-holds the method flags of :class:`~.function.Function` (``by_hand``,
-``output_gradients``, ``nested``, ``forward_mode``, ``forbid``, ``record_once``,
-``tape``, ``wrt``, ``numpy``) as verdicts; :func:`why_it_raised` names the tape or
-accumulator call behind an error the answer raised.
+holds the method flags of :class:`~.function.Function` as verdicts; :func:`why_it_raised`
+names the tape or accumulator call behind an error the answer raised.
 """
 
 from __future__ import annotations
@@ -23,11 +21,6 @@ from .judging import matches
 from .observing import MethodLog
 from .verdicts import Wrong
 
-FORBIDDEN = {
-    "jacobian": "tape.jacobian",
-    "accumulator": "ForwardAccumulator",
-    "gradcheck": "course finite-difference helper",
-}
 FORWARD_OVER_REVERSE = (
     "Your function used a ForwardAccumulator around the gradient (forward over reverse). "
     "This exercise asks for reverse over reverse: nested GradientTapes, the outer one "
@@ -38,7 +31,7 @@ FORWARD_OVER_REVERSE = (
 # -- methods the exercise demands -------------------------------------------------
 
 
-def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
+def require_by_hand(log: MethodLog) -> None:
     """The answer used no tape, accumulator, ``tf.gradients`` or ``tf.test.compute_gradient``
     (lesson 01)."""
     if log.used_any_autodiff:
@@ -52,7 +45,7 @@ def require_by_hand(log: MethodLog, what: str = "this exercise") -> None:
             else "tf.GradientTape"
         )
         raise Wrong(
-            f"The numbers may be right, but {what} asks you to work the "
+            "The numbers may be right, but this exercise asks you to work the "
             f"derivative out by hand, and your function used {tool}. Write the "
             f"formula with TensorFlow ops (tf.exp, tf.sigmoid, *, +) and no tape.",
             "used_tape",
@@ -208,9 +201,6 @@ class Demands:
         return self.forbid.get(name, default) if isinstance(self.forbid, Mapping) else default
 
     def _without_tape(self, log, parts, probe, exercise) -> Wrong | None:
-        """With ``tape``: the right numbers without one stand as *not yet* once the parts
-        are known to be right; ones close on the whole are finite differences (raised at
-        once)."""
         if not self.tape or log.calls:
             return None
         expected = exercise.expected(probe)
@@ -264,8 +254,6 @@ class Demands:
         )
 
     def dy_applied_by_the_tape(self, log, value) -> Wrong | None:
-        """With ``output_gradients="by_hand"``: the right numbers came from the tape's
-        ``output_gradients`` call, with a dy other than ones."""
         if self.output_gradients != "by_hand":
             return None
         calls = [c for c in log.calls if c.output_gradients]

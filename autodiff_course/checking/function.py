@@ -7,47 +7,29 @@ dtype, anything else (a function to differentiate) as it is, and a None is then 
 after the field it came from. It calls the answer while noting every tape,
 accumulator and operation it uses (:mod:`.observing`, and with ``provenance`` the whole
 run, :mod:`.provenance`), and reads what came back with ``read`` (by default one tensor
-of the reference's shape and the probe's dtype). Method flags say what the exercise
-demands (:class:`~.differentiating.Demands` lists them).
+of the reference's shape and the probe's dtype), then the variables ``state(arguments)``
+names, ``{part: [variables]}``, which the answer must update in place. Method flags say
+what the exercise demands (:class:`~.differentiating.Demands` lists them); ``forbid`` may
+map each name to the reason the hint ends with. With ``upstream``, the index of the
+argument that is the probe's upstream (an answer linear in it, such as a vector-Jacobian
+product), the harness reads the matrix the answer uses, one unit upstream at a time, to
+name what its numbers alone cannot (:func:`~.harness.linear_in_upstream`).
 
-Whatever the flags, a NumPy array handed to the answer must come back unchanged, and an
-error raised by ``tape.gradient`` over an ``output_gradients`` of another shape than its
-target is named as that. With ``upstream``, the index of the argument that is the
-probe's upstream (an answer linear in it, such as a vector-Jacobian product), the harness
-generates ``forgot_upstream`` and reads the matrix the answer uses, one unit upstream at a
-time, to name what its numbers alone cannot (:func:`~.harness.linear_in_upstream`).
-
-``state(arguments)`` names the variables the answer must update in place,
-``{part: [variables]}``: they are read back after the call as those parts (the very
-objects handed over, so a dict entry rebound to a new variable shows), and a gradient
-lost by rebinding one is named ``variable_replaced``.
-
-``forbid`` may map each name to the reason the hint ends with. A method verdict waits
-for the exercise's own mistakes (the judge's order); every call of a function the check
-hands over is noted (:class:`~.harness.FunctionCall`). A result of another shape is judged by
-:func:`~.judge.wrong_shape`. An error raised by a tape or accumulator given a wrong
-upstream or tangent, or a second gradient of a tape that is not persistent, is named.
-``nested`` is judged after the exercise's own mistakes when the result is wrong (an
-answer that nests no tapes has usually computed something simpler, which those
-mistakes name exactly).
-
-A ``None`` gradient that breaks the answer (it returns None or raises) is explained from
-what the tapes saw, in the lesson's words (``cause_names``), with the tape.gradient call
-it came from when there were several; a ``None`` where the reference is zero is a true
-zero, and the hint asks for zeros. What else the record shows is evidence only when the
-result is wrong (:mod:`.function_diagnosis`; ``steps``, ``probe -> {name: values}``, are
-what the tapes compute on the way).
-
-The answer runs once without the check's own recording (a third of the cost), and again
-with it only where a None or a wrong result needs explaining. Statefulness: a first call
-that changed the answer's own state (its defaults, attributes, closure, globals) while
-later calls did not is named; after all the others, the first probe again must give the
-same parts, and new values of its shape (a fresh draw of that shape and dtype, or
-``vary(probe)``, such as :func:`negated`) must give their own answer.
+A method verdict waits for the exercise's own mistakes (the judge's order), and so does
+``nested`` for a wrong result: an answer that nests no tapes has usually computed
+something simpler, which those mistakes name exactly. A ``None`` gradient that breaks
+the answer (it returns None or raises) is explained from what the tapes saw, in the
+lesson's words (``cause_names``); a ``None`` where the reference is zero is a true zero,
+and the hint asks for zeros. What else the record shows is evidence only when the result
+is wrong (:mod:`.function_diagnosis`; ``steps``, ``probe -> {name: values}``, are what
+the tapes compute on the way). The answer runs once without the check's own recording (a
+third of the cost), and again with it only where a None or a wrong result needs
+explaining.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,7 +39,6 @@ import numpy as np
 
 from .answers import as_values
 from .answers import shape_of
-from .differentiating import FORBIDDEN
 from .differentiating import Demands
 from .differentiating import why_it_raised
 from .function_diagnosis import STRUCTURAL_NONE
@@ -80,6 +61,12 @@ from .provenance import needs_provenance
 from .provenance import run_answer
 from .provenance import unconnected_zeros
 from .verdicts import Wrong
+
+FORBIDDEN = {  # how the docstring says what ``forbid`` names
+    "jacobian": "no tape.jacobian",
+    "accumulator": "no ForwardAccumulator",
+    "gradcheck": "none of the course's own gradcheck helpers",
+}
 
 
 def _fields(probe, names) -> tuple:
@@ -132,20 +119,15 @@ def one_tensor_per_key(value, probe, exercise, name: str) -> dict:
 def _swapped_entries(value, expected) -> None:
     """Two entries that hold each other's shapes (and not their own): keys swapped."""
     shapes = {str(k): tuple(getattr(v, "shape", np.shape(v))) for k, v in value.items()}
-    for a in expected:
-        for b in expected:
-            own = shapes[a] == expected[a].shape or shapes[b] == expected[b].shape
-            if (
-                a < b
-                and not own
-                and (shapes[a], shapes[b]) == (expected[b].shape, expected[a].shape)
-            ):
-                raise Wrong(
-                    f"The entries {a!r} and {b!r} hold each other's shapes: the gradients are "
-                    f"stored under swapped keys. Pass the dict itself as the sources, and the "
-                    "gradients come back under the right keys.",
-                    "wrong_keys",
-                )
+    for a, b in itertools.combinations(sorted(expected), 2):
+        want = (expected[b].shape, expected[a].shape)
+        if want[0] != want[1] and (shapes[a], shapes[b]) == want:
+            raise Wrong(
+                f"The entries {a!r} and {b!r} hold each other's shapes: the gradients are "
+                f"stored under swapped keys. Pass the dict itself as the sources, and the "
+                "gradients come back under the right keys.",
+                "wrong_keys",
+            )
 
 
 def negated(probe):
@@ -180,30 +162,23 @@ class Function(Demands, Diagnosis, Harness):
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
 
     def describe(self) -> str:
-        found = []
-        if self.by_hand:
-            found.append("by hand: no tape, accumulator or tf.test.compute_gradient")
-        if self.output_gradients:
-            found.append("tape.gradient with output_gradients")
-        if self.output_gradients == "by_hand":
-            found.append("a dy worked out by hand (not by a tape), the tape's result returned")
-        if self.nested:
-            found.append("nested tapes")
-        if self.forward_mode:
-            found.append("forward mode (ForwardAccumulator) only")
-        if self.numpy:
-            found.append("a NumPy array back, the arrays passed in left unchanged")
-        named = {"gradcheck": "none of the course's own gradcheck helpers"}
-        found += [
-            named.get(item, f"no {FORBIDDEN.get(item, item.replace('_', ' '))}")
-            for item in self.forbid
-        ]
-        if self.tape:
-            found.append("a tf.GradientTape computed it")
-        if self.record_once:
-            found.append("each function it is given recorded once")
-        if self.whole_batch:
-            found.append("the functions it is given called on the whole batch")
+        forbidden = [FORBIDDEN.get(item, f"no {item.replace('_', ' ')}") for item in self.forbid]
+        flags = (
+            (self.by_hand, "by hand: no tape, accumulator or tf.test.compute_gradient"),
+            (self.output_gradients, "tape.gradient with output_gradients"),
+            (
+                self.output_gradients == "by_hand",
+                "a dy worked out by hand (not by a tape), the tape's result returned",
+            ),
+            (self.nested, "nested tapes"),
+            (self.forward_mode, "forward mode (ForwardAccumulator) only"),
+            (self.numpy, "a NumPy array back, the arrays passed in left unchanged"),
+            *((True, text) for text in forbidden),
+            (self.tape, "a tf.GradientTape computed it"),
+            (self.record_once, "each function it is given recorded once"),
+            (self.whole_batch, "the functions it is given called on the whole batch"),
+        )
+        found = [text for flag, text in flags if flag]
         return "; ".join(found) + "." if found else "any method."
 
     def arguments_of(self, probe) -> tuple:
@@ -310,7 +285,9 @@ class Function(Demands, Diagnosis, Harness):
         explained = self._explain(run, handed) if run.provenance is not None else None
         if explained is not None and (run.raised is not None or _holds_none(run.value)):
             code, text = explained
-            if code in ("no_gradient", "source_not_used") and _all_zero(exercise, probe):
+            if code in ("no_gradient", "source_not_used") and not np.any(
+                exercise.expected(probe)[self.main]
+            ):
                 raise Wrong(STRUCTURAL_NONE.format(label=probe.label), "structural_none")
             raise Wrong(text, code, point=_which_call(log))
         zeros = unconnected_zeros(run, handed["names"]) if run.provenance is not None else None
@@ -346,8 +323,7 @@ class Function(Demands, Diagnosis, Harness):
             or self._not_nested(log)
         )
         details = {"run": run, "handed": handed, "missing": explained, "answer": answer}
-        details["arguments"], details["calls"] = arguments, handed["calls"]
-        details["recorded"] = lambda: self.call(answer, probe)
+        details.update(arguments=arguments, recorded=lambda: self.call(answer, probe))
         return Observation(parts, log, details=details, pending=pending, method=method)
 
     def parts(self, value, handed, probe, exercise) -> dict:
@@ -409,8 +385,10 @@ class Function(Demands, Diagnosis, Harness):
             return {}
 
     def statefulness(self, answer, seen, exercise) -> None:
-        """After the others, the first probe again must give the same parts, and new
-        values of its shape must give their own answer."""
+        """A first call that changed the answer's own state (its defaults, attributes,
+        closure, globals) while later calls did not is named; after the others, the first
+        probe again must give the same parts, and new values of its shape (a fresh draw, or
+        ``vary(probe)``, such as :func:`negated`) must give their own answer."""
         first_changed, *later = [o.details["run"].changed for _, o in seen] or [[]]
         if first_changed and not any(later):
             raise Wrong(
@@ -463,11 +441,5 @@ class Function(Demands, Diagnosis, Harness):
 def _holds_none(value) -> bool:
     """None, or a dict, list or tuple with a None in it: an answer broken by a None."""
     if isinstance(value, Mapping):
-        return any(v is None for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(v is None for v in value)
-    return value is None
-
-
-def _all_zero(exercise, probe) -> bool:
-    return not np.any(exercise.expected(probe)[exercise.harness.main])
+        value = list(value.values())
+    return any(v is None for v in value) if isinstance(value, (list, tuple)) else value is None

@@ -79,7 +79,7 @@ class Diagnosis:
             return Wrong(ZEROS_FROM_NO_PATH, "computed_outside")
         tensors = [a for a in observation.details["arguments"] if hasattr(a, "shape")]
         batch = tuple(tensors[0].shape) if tensors else ()
-        for call in observation.details["calls"] if self.whole_batch and batch else ():
+        for call in observation.details["handed"]["calls"] if self.whole_batch and batch else ():
             if call.shapes and call.shapes[0][:1] and call.shapes[0][0] < batch[0]:
                 return Wrong(
                     f"{self.name} called `{call.name}` on part of the batch (an input of "
