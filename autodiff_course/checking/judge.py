@@ -196,8 +196,7 @@ def judge_probe(exercise, probe: Probe, observation, *, labelled: bool = False) 
         if waiting is not None:
             raise waiting.about(probe.label if labelled else "")
         return
-    stages = (_explained, _declared, _method, _generated, _stories, _shared, _diagnosed)
-    for stage in (*stages, _fallback):
+    for stage in STAGES:
         for case in cases:
             wrong = stage(case, cases)
             if wrong is not None:
@@ -213,12 +212,7 @@ def fill(text: str, probe: Probe, **more) -> str:
     if probe.x is not None:
         fields.setdefault("n", int(np.size(probe.x)))
         fields.setdefault("shape", tuple(np.shape(probe.x)))
-
-    def value(match):
-        name = match.group(1)
-        return str(fields[name]) if name in fields else match.group(0)
-
-    return re.sub(r"\{(\w+)\}", value, text)
+    return re.sub(r"\{(\w+)\}", lambda m: str(fields.get(m.group(1), m.group(0))), text)
 
 
 def _candidates(mistake_list, case: Case):
@@ -337,25 +331,13 @@ def _pattern(pattern: Pattern, got, probe: Probe) -> Wrong | None:
     return None if fields is None else Wrong(fill(pattern.hint, probe, **fields), pattern.code)
 
 
-# -- 0., 2. and 5. the harness's own ------------------------------------------------------
-
-
-def _explained(case: Case, cases) -> Wrong | None:
-    return case.exercise.harness.explained(case)
-
-
-def _method(case: Case, cases) -> Wrong | None:
-    return case.observation.method
+# -- 2. the harness's own ------------------------------------------------------------------
 
 
 def _generated(case: Case, cases) -> Wrong | None:
     harness = case.exercise.harness
     found = harness.evidence(case)
     return found or named_mistake(case, harness.generated(case), mostly=False)
-
-
-def _diagnosed(case: Case, cases) -> Wrong | None:
-    return case.exercise.harness.diagnose(case)
 
 
 # -- 3. stories --------------------------------------------------------------------------
@@ -455,6 +437,18 @@ def _fallback(case: Case, cases) -> Wrong:
     head = f"{_head(case.noun)} should be {should}." if should else "Not the answer yet."
     code = case.exercise.harness.fallback_code(case.part)
     return Wrong(fill(head, case.probe), code, point=case.point())
+
+
+STAGES = (  # each (case, cases) -> Wrong | None, in the order the module docstring gives
+    lambda case, cases: case.exercise.harness.explained(case),
+    _declared,
+    lambda case, cases: case.observation.method,
+    _generated,
+    _stories,
+    _shared,
+    lambda case, cases: case.exercise.harness.diagnose(case),
+    _fallback,
+)
 
 
 def number(value) -> str:
