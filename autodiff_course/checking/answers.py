@@ -367,15 +367,10 @@ def _squeezed(shape) -> tuple:
     return tuple(size for size in shape if size != 1)
 
 
-def _shape_code(got: tuple, expected: tuple) -> str:
-    if _squeezed(got) == _squeezed(expected) and got != expected:
-        return "broadcast_shape"
-    return "wrong_shape"
-
-
 def shape_wrong(name: str, got: tuple, expected: tuple) -> Wrong:
     """The verdict on a result of shape ``got`` where ``expected`` belongs, in words."""
-    return Wrong(shape_hint(name, tuple(got), tuple(expected)), _shape_code(got, expected))
+    squeezed = _squeezed(got) == _squeezed(expected) and got != expected
+    return Wrong(shape_hint(name, got, expected), "broadcast_shape" if squeezed else "wrong_shape")
 
 
 def shape_hint(name: str, got: tuple, expected: tuple) -> str:
