@@ -146,13 +146,6 @@ def describe_difference(
     return f"For example{where}: expected {shown_expected}, got {shown_got}{detail}."
 
 
-def _fit_factor(got: np.ndarray, expected: np.ndarray) -> float | None:
-    denominator = float(np.sum(expected * expected))
-    if denominator == 0.0 or not np.all(np.isfinite(got)):
-        return None
-    return float(np.sum(got * expected)) / denominator
-
-
 def generic_mistake(
     got,
     expected,
@@ -229,7 +222,8 @@ def generic_mistake(
             "reversed_order",
             f"{_head(what)} {_has(what)} the right values in reverse order.",
         )
-    factor = _fit_factor(got, expected)
+    norm = float(np.sum(expected * expected))  # the least-squares factor (got is finite)
+    factor = float(np.sum(got * expected)) / norm if norm else None
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
         if batch and np.isclose(factor, batch, rtol=1e-3):
             return (

@@ -2,7 +2,8 @@
 
 The judge (:mod:`.judge`) consults these after the exercise's own mistakes and the
 generic whole-array patterns have found nothing, so that the fallback hint names
-what a learner can act on:
+what a learner can act on (each takes the answer and the reference as float64 arrays, as
+the judge holds them):
 
 * right where the answer is small, capped where it is larger (a clip);
 * right on one side of zero only (an ``abs`` or a condition on the sign);
@@ -39,7 +40,6 @@ def floor_of(expected) -> float:
 
 def only_float32_digits(got, expected) -> bool:
     """True when float64 values are float32 numbers in disguise, close to the answer."""
-    got = np.asarray(got, dtype=np.float64)
     if not np.all(np.isfinite(got)) or not np.any(got != 0.0):
         return False
     with np.errstate(over="ignore"):
@@ -67,8 +67,6 @@ def _indices(mask) -> str:
 
 def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) -> Wrong | None:
     """The Wrong for an answer right on part of the probes, or None."""
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape or got.size <= 1 or not np.all(np.isfinite(got)):
         return None
     floor = max(atol, floor_of(expected))
@@ -141,8 +139,6 @@ def close_on_the_whole(got, expected, what: str) -> Wrong | None:
     themselves, yet stays within a hair of the answer measured against its largest
     value; the per-point test cannot see that.
     """
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     if got.shape != expected.shape or not np.all(np.isfinite(got)) or expected.size == 0:
         return None
     scale = float(np.max(np.abs(expected)))
@@ -259,8 +255,6 @@ def permuted_axes(got, expected, what: str, should: str = "") -> Wrong | None:
     what the result should be, ends the hint."""
     import itertools
 
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     if got.ndim != expected.ndim or not 2 <= got.ndim <= 6 or got.size != expected.size:
         return None
     if sorted(got.shape) != sorted(expected.shape) or not np.all(np.isfinite(got)):
@@ -288,8 +282,6 @@ def permuted_axes(got, expected, what: str, should: str = "") -> Wrong | None:
 def repeated_slice(got, expected, what: str) -> Wrong | None:
     """One slice copied along an axis, for arrays of rank 2 or more: every index of that
     axis holds the same numbers, where the answer's slices differ."""
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     if got.ndim < 2 or got.shape != expected.shape or not np.any(got):
         return None
     for axis in range(got.ndim):
@@ -312,8 +304,6 @@ def reshaped_answer(got, expected, what: str) -> Wrong | None:
     """A result of another shape that holds the answer differently arranged: the full
     (batch, ..., batch, ...) Jacobian whose diagonal blocks are a per-example answer, one
     example's slice of it, or a square answer's diagonal as a vector."""
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     if expected.ndim == 0 or not np.all(np.isfinite(got)):
         return None
     floor, batch = floor_of(expected), expected.shape[0]
@@ -361,7 +351,7 @@ def _one_slice_off(got, expected, axis: int) -> str | None:
     for index, which in ((-1, "last"), (0, "first")):
         kept = np.delete(longer, index, axis=axis)
         with np.errstate(all="ignore"):
-            if np.allclose(kept.astype(np.float64), shorter.astype(np.float64), 1e-5, 1e-12, True):
+            if np.allclose(kept, shorter, 1e-5, 1e-12, equal_nan=True):
                 return f"the {which} one is {'missing' if short else 'one too many'}"
     return None
 
@@ -377,7 +367,7 @@ def other_size(got, expected, what: str) -> Wrong | None:
         return None
     k = axes[0]
     if abs(got_shape[k] - shape[k]) == 1:
-        found = _one_slice_off(np.asarray(got), np.asarray(expected), k)
+        found = _one_slice_off(got, expected, k)
         if found is not None:
             return Wrong(
                 f"{_head(what)} {_has(what)} {got_shape[k]} entries along axis {k} where this "
@@ -397,8 +387,6 @@ def other_size(got, expected, what: str) -> Wrong | None:
 def constant_where_varying(got, expected, what: str) -> Wrong | None:
     """One number at every entry where the answer is not zero (and zero where it is), while
     the answer's entries differ: numbers typed in, or the input cancelled out."""
-    got = np.asarray(got, dtype=np.float64)
-    expected = np.asarray(expected, dtype=np.float64)
     nonzero = expected != 0.0
     if got.shape != expected.shape or nonzero.sum() < 2 or nonzero.all():
         return None
