@@ -27,7 +27,6 @@ from .harness import same_parts
 from .observing import observe
 from .on_tape import OnTape
 from .on_tape import _decorator_error
-from .on_tape import _explain_none
 from .verdicts import Wrong
 
 
@@ -100,11 +99,9 @@ class KerasLayer(OnTape):
                 raise _decorator_error(wrong) from None
         return tape, x, value, log, weight
 
-    def _read(self, grads, log, shape, dtype) -> dict:
-        if grads[0] is None:
-            raise _explain_none(log)
-        parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
-        grad_w, name = grads[1], f"The gradient for self.{self.weight}"
+    def _grad_w(self, grad_w, log, shape, dtype):
+        """The weight's gradient, in the weight's own shape and dtype."""
+        name = f"The gradient for self.{self.weight}"
         if grad_w is None:
             outside = all(call.input_count < 2 for call in log.custom_calls)
             raise Wrong(
@@ -137,7 +134,7 @@ class KerasLayer(OnTape):
                 "variables[0].dtype before you sum them.",
                 "weight_gradient_float16",
             )
-        return {**parts, "grad_w": as_values(grad_w, name=name, dtype="float32")}
+        return as_values(grad_w, name=name, dtype="float32")
 
     def statefulness(self, answer, seen, exercise) -> None:
         """One layer called twice, with another weight and input the second time."""

@@ -181,51 +181,54 @@ class OnTape(Harness):
             )
 
     def _read(self, grads, log, shape, dtype) -> dict:
-        import tensorflow as tf
-
         if grads[0] is None:
             raise _explain_none(log)
         parts = {"gradient": as_values(grads[0], name="The gradient", shape=shape, dtype=dtype)}
         if self.factory:
-            grad_w = grads[1]
-            if grad_w is None:
-                raise Wrong(
-                    "The gradient with respect to w is None: return it in the second part of "
-                    "the pair, grad_x, [grad_w].",
-                    "no_variable_gradient",
-                )
-            if self.custom_gradient and not any(
-                len(returned) >= 2 for call in log.custom_calls for _, returned in call.backward
-            ):
-                raise Wrong(
-                    "Your custom rule returns a gradient for x only; the gradient for w came "
-                    "from TensorFlow's own operations outside it. Read w inside the decorated "
-                    "function and let grad_fn(upstream, variables=None) return (gradient for "
-                    "x, [gradient for w]).",
-                    "variable_outside_rule",
-                )
-            if not isinstance(grad_w, (tf.Tensor, tf.Variable)):
-                raise Wrong(
-                    f"The gradient for w came back as a {type(grad_w).__name__}, not a tensor: "
-                    "your grad_fn returned a Python or NumPy number for it (float(...) or "
-                    ".numpy()). Keep it a tensor: [tf.reduce_sum(...)].",
-                    "returned_numpy",
-                )
-            if int(np.prod(grad_w.shape)) > 1:
-                raise Wrong(
-                    f"The gradient for w has shape {tuple(grad_w.shape)}; w is a scalar, so add "
-                    "up the contributions of every element of x: one tf.reduce_sum with no axis.",
-                    "variable_grad_not_reduced",
-                )
-            if grad_w.shape.rank:
-                raise Wrong(
-                    f"The gradient for w has shape {tuple(grad_w.shape)}, but w is a scalar, of "
-                    "shape (): TensorFlow hands that gradient on as it is, and w.assign_sub(lr * "
-                    "gradient) then fails. Sum with no axis and without keepdims=True.",
-                    "broadcast_shape",
-                )
-            parts["grad_w"] = as_values(grad_w, name="The gradient for w", dtype=dtype)
+            parts["grad_w"] = self._grad_w(grads[1], log, shape, dtype)
         return parts
+
+    def _grad_w(self, grad_w, log, shape, dtype):
+        """The gradient for the variable ``w`` the layer reads, a scalar."""
+        import tensorflow as tf
+
+        if grad_w is None:
+            raise Wrong(
+                "The gradient with respect to w is None: return it in the second part of "
+                "the pair, grad_x, [grad_w].",
+                "no_variable_gradient",
+            )
+        if self.custom_gradient and not any(
+            len(returned) >= 2 for call in log.custom_calls for _, returned in call.backward
+        ):
+            raise Wrong(
+                "Your custom rule returns a gradient for x only; the gradient for w came "
+                "from TensorFlow's own operations outside it. Read w inside the decorated "
+                "function and let grad_fn(upstream, variables=None) return (gradient for "
+                "x, [gradient for w]).",
+                "variable_outside_rule",
+            )
+        if not isinstance(grad_w, (tf.Tensor, tf.Variable)):
+            raise Wrong(
+                f"The gradient for w came back as a {type(grad_w).__name__}, not a tensor: "
+                "your grad_fn returned a Python or NumPy number for it (float(...) or "
+                ".numpy()). Keep it a tensor: [tf.reduce_sum(...)].",
+                "returned_numpy",
+            )
+        if int(np.prod(grad_w.shape)) > 1:
+            raise Wrong(
+                f"The gradient for w has shape {tuple(grad_w.shape)}; w is a scalar, so add "
+                "up the contributions of every element of x: one tf.reduce_sum with no axis.",
+                "variable_grad_not_reduced",
+            )
+        if grad_w.shape.rank:
+            raise Wrong(
+                f"The gradient for w has shape {tuple(grad_w.shape)}, but w is a scalar, of "
+                "shape (): TensorFlow hands that gradient on as it is, and w.assign_sub(lr * "
+                "gradient) then fails. Sum with no axis and without keepdims=True.",
+                "broadcast_shape",
+            )
+        return as_values(grad_w, name="The gradient for w", dtype=dtype)
 
     # -- what every answer of this kind can get wrong ------------------------------------------
 
