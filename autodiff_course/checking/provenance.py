@@ -278,48 +278,25 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
 
 def not_recorded(run: Run, call, source, probe: str):
     """The path exists, yet the learner's tape did not record it: say which part."""
-    tape, seen = call.tape, run.provenance
-    entered, exited = tape.entered, tape.exited
-    target_time = getattr(call.target, "_id", None)
-    if target_time is not None and any(start < target_time < end for start, end in tape.paused):
-        return "computed_outside_tape", hint(
-            "computed_outside_tape",
-            probe,
-            what="the result was computed inside `with tape.stop_recording():`, where "
-            "the tape is paused",
-        )
-    if (
-        entered is not None
-        and target_time is not None
-        and (target_time < entered or (exited is not None and target_time > exited))
-    ):
-        return "computed_outside_tape", hint(
-            "computed_outside_tape",
-            probe,
-            what=(
-                "the result was computed before the tape's `with` block opened, "
-                "where nothing is recorded"
-                if target_time < entered
-                else "the result was computed after the tape's `with` block had closed, "
-                "where nothing is recorded"
-            ),
-        )
-    uses = seen.uses_of(source)
+    tape, uses = call.tape, run.provenance.uses_of(source)
+    entered, exited, made = tape.entered, tape.exited, getattr(call.target, "_id", None)
     watch_times = [time for item, time in tape.watched if item is source]
-    if (
-        watch_times
-        and entered is not None
-        and any(entered <= use < min(watch_times) for use in uses)
-    ):
-        return "watched_after_use", hint("watched_after_use", probe)
-    if entered is not None and any(use < entered for use in uses):
-        return "computed_outside_tape", hint(
-            "computed_outside_tape",
-            probe,
-            what="part of the result was computed before the tape's `with` block "
-            "opened, where nothing is recorded",
+    opened, unrecorded = entered is not None, ", where nothing is recorded"
+    if made is not None and any(start < made < end for start, end in tape.paused):
+        what = (
+            "the result was computed inside `with tape.stop_recording():`, where the tape is paused"
         )
-    return "no_gradient", hint("no_gradient", probe)
+    elif opened and made is not None and made < entered:
+        what = "the result was computed before the tape's `with` block opened" + unrecorded
+    elif opened and made is not None and exited is not None and made > exited:
+        what = "the result was computed after the tape's `with` block had closed" + unrecorded
+    elif opened and watch_times and any(entered <= use < min(watch_times) for use in uses):
+        return "watched_after_use", hint("watched_after_use", probe)
+    elif opened and any(use < entered for use in uses):
+        what = "part of the result was computed before the tape's `with` block opened" + unrecorded
+    else:
+        return "no_gradient", hint("no_gradient", probe)
+    return "computed_outside_tape", hint("computed_outside_tape", probe, what=what)
 
 
 NESTED_CAUSES = ("gradient_outside_tape", "outer_not_watching")
@@ -327,10 +304,8 @@ NESTED_CAUSES = ("gradient_outside_tape", "outer_not_watching")
 
 def _source_name(source, names) -> str:
     """The name ("x", "y", "params") the exercise gives the source of a missing gradient."""
-    for tensor, name in names:
-        if source is tensor:
-            return name
-    return names[0][1] if len(names) == 1 else "x"
+    alone = names[0][1] if len(names) == 1 else "x"
+    return next((name for tensor, name in names if tensor is source), alone)
 
 
 def _cause(run: Run, call, source, probe: str, originals=()):
