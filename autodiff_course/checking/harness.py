@@ -59,7 +59,6 @@ class Harness:
 
     main = "value"
     nouns: dict = {}
-    codes: dict = {}
 
     def noun(self, part: str) -> str:
         return self.nouns.get(part, f"your {part}")

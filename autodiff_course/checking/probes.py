@@ -48,14 +48,10 @@ def tensor(values, dtype):
     return tf.constant(values, dtype=tf.as_dtype(dtype))
 
 
-def sizes(
-    rng: np.random.Generator, count: int, low: int = 2, high: int = 6, *, distinct: bool = True
-) -> list[int]:
-    """``count`` axis sizes in [low, high], all different when ``distinct``, so that a
-    sum or a reshape over the wrong axis shows in the result's shape."""
-    return [
-        int(size) for size in rng.choice(np.arange(low, high + 1), size=count, replace=not distinct)
-    ]
+def sizes(rng: np.random.Generator, count: int, low: int = 2, high: int = 6) -> list[int]:
+    """``count`` different axis sizes in [low, high], so that a sum or a reshape over the
+    wrong axis shows in the result's shape."""
+    return [int(size) for size in rng.choice(np.arange(low, high + 1), size=count, replace=False)]
 
 
 def signed(

@@ -1,23 +1,14 @@
 """An exercise as data: what to probe, what is right, and the mistakes to name (lesson 00).
 
-Every check of the course is an :class:`Exercise`: a handful of declarations that one
-judge (:mod:`.judge`) interprets the same way for every exercise.
-
-* :class:`Probe` is one set of inputs the check hands to the answer, with what the
-  hints need to know of it; :class:`Points` and :class:`Probes` declare them (dtypes,
-  fixed points, points drawn afresh on every call, shapes, size-1 axes, upstreams).
-  An exercise with richer inputs gives a function ``draw(rng) -> [Probe, ...]``.
-* ``reference(probe)`` says what is right: one array, or a dict of named *parts*
-  (``{"value": ..., "gradient": ...}``), computed independently of the method the
-  exercise asks for (closed forms in float64, finite differences of a reference).
-* :class:`Mistake` names a wrong answer by what it gives at the probe;
-  :class:`Symptom` by a property of the result (``nan`` above the overflow);
-  :class:`Shape` by the shape of what came back (one number where a vector belongs); a
-  :class:`Story` reports several symptoms together, only where the answer is right
-  elsewhere.
-* the *harness* (:mod:`.harness`, one subclass per kind of answer) knows how to call
-  it, what method the exercise demands, and the mistakes every answer of that kind can
-  make.
+Every check of the course is an :class:`Exercise`, a handful of declarations that one
+judge (:mod:`.judge`) interprets the same way for every exercise: its probes
+(:class:`Probe`, declared by :class:`Points`, :class:`Probes`, :class:`Shaped` or a
+function ``draw(rng) -> [Probe, ...]``); its ``reference``, one array or a dict of named
+*parts*, computed independently of the method the exercise asks for (closed forms in
+float64, finite differences of a reference); the mistakes it names (:class:`Mistake`,
+:class:`Symptom`, :class:`Pattern`, :class:`Shape`, :class:`Story`); and a *harness*
+(:mod:`.harness`, one per kind of answer) that knows how to call the answer, what method
+the exercise demands, and the mistakes every answer of that kind can make.
 
 The mistake codes an exercise declares are registered when it is made, with their
 one-line meaning, and its check's docstring is written from the declarations.
