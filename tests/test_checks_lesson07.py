@@ -228,6 +228,27 @@ class StaleSigmoid(keras.layers.Layer):
         return rule(x)
 
 
+class LatestInput(keras.layers.Layer):
+    """The input kept on self: grad_fn reads the latest call's."""
+
+    def build(self, input_shape):
+        self.slope = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="slope")
+
+    def call(self, x):
+        self.last_x = x
+
+        @tf.custom_gradient
+        def rule(x):
+            a = tf.convert_to_tensor(self.slope)
+
+            def grad_fn(upstream, variables=None):
+                return sigmoid_backward(upstream, a, self.last_x, variables)
+
+            return tf.nn.softplus(a * x), grad_fn
+
+        return rule(x)
+
+
 def in_float32(terms):
     return tf.cast(terms, tf.float32)
 
@@ -405,9 +426,17 @@ SLOPED_MISTAKES = rows(
             ),
             "sigmoid_of_minus_x",
         ),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: right_slope(u, a, x, 1 - s)),
+            ),
+            "sigmoid_of_minus_x",
+        ),  # in the slope's gradient only
         (sloped(softplus, documented_sigmoid_backward), "sigmoid_cancels"),
         # state kept between calls: right on a layer's first call only
         (StaleSigmoid, "keeps_state"),
+        (LatestInput, "keeps_state"),  # one layer called twice before differentiating
     ]
 )
 

@@ -88,7 +88,8 @@ _FORMULAS = {  # code: (part, hint, what that part is, the code's meaning)
     ),
     "sigmoid_of_minus_x": (
         "gradient",
-        "Your gradients use sigmoid(-a x): the derivative of softplus(z) is sigmoid(z).",
+        "Your rule uses sigmoid(-a x): the derivative of softplus(z) is sigmoid(z), so "
+        "both gradients take sigmoid(a x).",
         lambda p: p.upstream * as_dtype(p.w, p.dtype) * _s(p, -1.0),
         "sigmoid(-x) where sigmoid(x) belongs",
     ),
@@ -140,6 +141,12 @@ EXERCISE = Exercise(
     tolerance=tolerance,
     mistakes=(
         *(Mistake(c, h, g, part=part, means=m) for c, (part, h, g, m) in _FORMULAS.items()),
+        Mistake(  # in the slope's gradient only
+            "sigmoid_of_minus_x",
+            _FORMULAS["sigmoid_of_minus_x"][1],
+            lambda p: _sum(p.upstream * p.x * _s(p, -1.0)),
+            part="grad_w",
+        ),
         *(
             Mistake(
                 "sigmoid_of_x",
