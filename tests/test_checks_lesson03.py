@@ -596,8 +596,51 @@ def make_with_one_w(w):
     return layer
 
 
-def test_scaled_softplus_catches_layers_that_share_one_w(judge):
-    judge(check.scaled_softplus, make_with_one_w, "keeps_state")
+@tf.custom_gradient
+def _layer_of_the_last_w(x):
+    w = _shared["w"]  # read when called: right unless another layer was made since
+
+    def grad(upstream, variables=None):
+        s = tf.sigmoid(w * x)
+        return upstream * w * s, [tf.reduce_sum(upstream * x * s)]
+
+    return tf.nn.softplus(w * x), grad
+
+
+def make_with_the_last_w(w):
+    _shared["w"] = w
+    return _layer_of_the_last_w
+
+
+def make_with_a_cache(w):
+    """The backward pass reads the last call's tensors, cached in a closure."""
+    cache = {}
+
+    @tf.custom_gradient
+    def layer(x):
+        cache["s"], cache["x"] = tf.sigmoid(w * x), x
+
+        def grad(upstream, variables=None):
+            s = cache["s"]
+            return upstream * w * s, [tf.reduce_sum(upstream * cache["x"] * s)]
+
+        return tf.nn.softplus(w * x), grad
+
+    return layer
+
+
+@pytest.mark.parametrize("answer", [make_with_one_w, make_with_the_last_w, make_with_a_cache])
+def test_scaled_softplus_catches_layers_that_keep_state(judge, answer):
+    judge(check.scaled_softplus, answer, "keeps_state")
+
+
+def float32_sigmoid(up, x, w):
+    s = tf.cast(tf.sigmoid(tf.cast(w * x, tf.float32)), x.dtype)
+    return up * w * s, [tf.reduce_sum(up * x * s)]
+
+
+def test_scaled_softplus_names_a_float32_detour_that_flushes_tiny_slopes(judge):
+    judge(check.scaled_softplus, make_layer(float32_sigmoid), "float32_not_float64")
 
 
 def test_scaled_softplus_stub_inside_the_layer_is_not_attempted(judge, stub):

@@ -61,6 +61,7 @@ from .patterns import close_on_the_whole
 from .patterns import constant_where_varying
 from .patterns import float32_digits
 from .patterns import float32_digits_wrong
+from .patterns import float32_underflow
 from .patterns import floor_of
 from .patterns import other_size
 from .patterns import partly_right
@@ -377,6 +378,8 @@ def _shared(case: Case, cases) -> Wrong | None:
     got, expected, tol = case.got, case.expected, case.tolerance
     if case.probe.dtype == "float64" and float32_digits(case):
         return float32_digits_wrong(case.noun)
+    if case.probe.dtype == "float64" and float32_underflow(case):
+        return float32_underflow(case)
     if got.size == 1:
         generic = one_number_mistake(got.item(), expected.item(), case.noun)
     else:

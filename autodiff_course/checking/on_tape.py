@@ -109,11 +109,12 @@ class OnTape(Harness):
             )
         return layer, w
 
-    def record(self, answer, probe):
-        """``(tape, x, output, log, w)``: the answer called on the check's own tape."""
+    def record(self, answer, probe, made=None):
+        """``(tape, x, output, log, w)``: the answer (or the ``made`` layer and its w)
+        called on the check's own tape."""
         import tensorflow as tf
 
-        layer, w = self._layer(answer, probe)
+        layer, w = made or self._layer(answer, probe)
         x = tf.constant(np.asarray(probe.x, dtype=probe.dtype))
         try:
             run = run_answer(layer, x, name=self.name if not w else "Your layer")
@@ -250,25 +251,32 @@ class OnTape(Harness):
 
     def statefulness(self, answer, seen, exercise) -> None:
         """Two probes recorded before either is differentiated: each must get its own
-        gradient (a grad_fn that reads a global x, or a layer that shares one w, fails)."""
+        gradient (a grad_fn that reads a global x fails). A factory's two layers, with
+        different w, are both made before either runs, and the first runs again after the
+        second (a module-level w, or a closure caching the last call's tensors, fails)."""
         probe, _ = seen[0]
         other = probe.but(
             x=np.roll(probe.x, 1) * -1.0 if probe.x.ndim else -probe.x,
             upstream=np.roll(probe.upstream, 1),
         )
+        calls = [(probe, None), (other, None)]
         if self.factory:
             other = other.but(w=-0.75 * probe.w)
-        first, second = self.record(answer, probe), self.record(answer, other)
-        for p, (tape, x, value, _, w) in ((probe, first), (other, second)):
-            grads = self.gradients(tape, x, value, w, p.upstream, p.dtype)
+            first, second = self._layer(answer, probe), self._layer(answer, other)
+            third = probe.but(x=0.5 * probe.x, upstream=-probe.upstream)
+            calls = [(probe, first), (other, second), (third, first)]
+        runs = [(p, self.record(answer, p, made)) for p, made in calls]
+        for p, (tape, x, value, log, w) in runs:
             try:
-                got = self._read(grads, first[3], p.shape, p.dtype)
+                grads = self.gradients(tape, x, value, w, p.upstream, p.dtype)
+                got = self._read(grads, log, p.shape, p.dtype)
             except Wrong:
                 got = {}
             expected = {k: v for k, v in exercise.expected(p).items() if k != "value"}
             if not all(_close(exercise, p, k, got.get(k), want) for k, want in expected.items()):
                 how = (
-                    "two layers made side by side, with different w, give each other's gradients"
+                    "two layers made side by side, with different w, and called in turn "
+                    "(the first twice) before the tape differentiates, give wrong gradients"
                     if self.factory
                     else "called twice before the tape differentiates (as a model that uses "
                     "it twice does), the first call's gradient comes out wrong"
@@ -282,7 +290,7 @@ class OnTape(Harness):
                 "your grad_fn produced the gradient" if self.produced else "your custom rule ran"
             )
         found.append(
-            "two layers side by side kept their own w"
+            "two layers made side by side, called in turn, kept their own w and inputs"
             if self.factory
             else "two calls recorded before differentiating kept their own gradients"
         )

@@ -59,6 +59,23 @@ def float32_digits_wrong(what: str) -> Wrong:
     )
 
 
+def float32_underflow(case) -> Wrong | None:
+    """A float64 result right to float32's precision, and off where the answer is below
+    1e-30, far under float32's smallest normal number (1.2e-38), which float32 flushes."""
+    got, expected = case.got, case.expected
+    tiny = (np.abs(expected) < 1e-30) & ~close_points(got, expected, 1e-5, 0.0)
+    if not tiny.any() or not np.all(close_points(got, expected, 1e-5, 1e-30)):
+        return None
+    return Wrong(
+        f"{_head(case.noun)} {_is(case.noun)} right to float32's precision only, and off "
+        f"where the answer is tinier than float32 can hold (expected {expected[tiny][0]:.6g}, "
+        f"got {got[tiny][0]:.6g}): somewhere the computation went through float32 (a "
+        "cast, a tf.constant without dtype, dtype=tf.float32) and was cast back. Keep the "
+        "input's dtype throughout.",
+        "float32_not_float64",
+    )
+
+
 def _indices(mask) -> str:
     return ", ".join(
         str([int(j) for j in i]) if len(i) > 1 else str(int(i[0])) for i in np.argwhere(mask)[:4]
