@@ -396,6 +396,33 @@ def train_by_hand(params, x, y, steps, learning_rate):  # right numbers, but no 
     return history
 
 
+def train_on_one_tape(params, x, y, steps, learning_rate):  # recorded once, before the loop
+    with tf.GradientTape(persistent=True) as tape:
+        loss = mse(params, x, y)
+    for _ in range(steps):
+        for key, gradient in tape.gradient(loss, params).items():
+            params[key].assign_sub(learning_rate * gradient)
+    return [loss] * steps
+
+
+def train_changing(rate_of=lambda rate, i: rate * 0.5**i, lag=False):
+    """The loop at step i's ``rate_of(rate, i)``; with ``lag``, the previous gradients."""
+
+    def answer(params, x, y, steps, learning_rate):
+        history, previous = [], {}
+        for i in range(steps):
+            with tf.GradientTape() as tape:
+                value = mse(params, x, y)
+            gradients = tape.gradient(value, params)
+            for key, gradient in (previous if lag else gradients).items():
+                params[key].assign_sub(rate_of(learning_rate, i) * gradient)
+            history.append(value)
+            previous = gradients
+        return history
+
+    return answer
+
+
 @pytest.mark.parametrize(
     "answer",
     [
@@ -430,6 +457,15 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             (),
         ),
         (train_with(update=None), "no_update", ()),
+        (train_on_one_tape, "no_update", ("fresh tape",)),
+        (
+            train_with(update=lambda p, k, r, g: descend(p, k, r if k == "w" else 1, g)),
+            "rate_not_applied",
+            (),
+        ),
+        (train_changing(), "rate_changed", ("0.5",)),
+        (train_changing(lambda rate, i: rate * 0.9**i), "rate_changed", ("0.9",)),
+        (train_changing(lambda rate, i: rate, lag=True), "stale_gradient", ()),
         (
             train_with(update=lambda p, k, rate, g: p[k].assign_add(rate * g)),
             "ascent_not_descent",

@@ -17,6 +17,9 @@ mistakes.register(
     {
         "returned_gradients": "gradients returned where losses were asked for",
         "clipped_gradients": "the gradients clipped where plain gradient descent is asked for",
+        "rate_not_applied": "a parameter updated with the raw gradient, without the rate",
+        "rate_changed": "a learning rate that changes from step to step",
+        "stale_gradient": "each update applies the previous step's gradient",
     }
 )
 
@@ -65,22 +68,40 @@ def read(value, p, exercise, name) -> dict:
 
 
 def descend(
-    p, *, sign=-1, factor=1.0, total=False, keys="wb", after=False, power=1, table=False, clip=None
+    p,
+    *,
+    sign=-1,
+    factor=1.0,
+    total=False,
+    keys="wb",
+    after=False,
+    power=1,
+    table=False,
+    clip=None,
+    rates=None,
+    lag=False,
 ) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
     (the sum, with ``total``) of the squared errors, at the rate to the ``power``; with
     ``table``, of the errors of every prediction against every target (an (n, 1) column
     minus y of shape (n,)): the squared errors against mean(y), plus y's variance. The
-    exercise's by default; with ``clip``, (how, limit), each step's gradients are clipped."""
+    exercise's by default; with ``clip``, (how, limit), each step's gradients are clipped;
+    ``rates(i, key, rate)`` is step i's rate for w or b; with ``lag``, each step applies the
+    previous step's gradients."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
     rate, y = p.rate**power, np.full_like(p.y, np.mean(p.y)) if table else p.y
-    offset = factor * np.var(p.y) if table else 0.0
-    for _ in range(p.steps):
+    offset, rates, previous = (
+        factor * np.var(p.y) if table else 0.0,
+        rates or (lambda i, k, r: r),
+        {},
+    )
+    for i in range(p.steps):
         step = model.gradients(p, w, b, y=y, slope=lambda r: 2 * factor * r)
         step = clipped_step(step, *clip) if clip else step
+        step, previous = (previous, step) if lag else (step, step)
         before = factor * np.mean((p.x @ w + b - y) ** 2) + offset
-        w = w + sign * rate * step["w"] if "w" in keys else w
-        b = b + sign * rate * step["b"] if "b" in keys else b
+        w = w + sign * rates(i, "w", rate) * step["w"] if "w" in keys and step else w
+        b = b + sign * rates(i, "b", rate) * step["b"] if "b" in keys and step else b
         losses.append(factor * np.mean((p.x @ w + b - y) ** 2) + offset if after else before)
     return {"losses": np.array(losses), "params": np.append(w, b)}
 
@@ -115,13 +136,30 @@ def clipped(got, p):
     return None
 
 
+def decayed(got, p):
+    """The decay, when ``got`` are the losses of descent whose rate is multiplied by a
+    round factor after every step."""
+    tol = model.tolerance(p, "losses")
+    for decay in (0.1, 0.5, 0.9, 0.95, 0.99, 2.0):
+        run = descend(p, rates=lambda i, k, r: r * decay**i)["losses"]
+        if matches(got, run, tol.rtol, tol.atol):
+            return {"decay": f"{decay:g}"}
+    return None
+
+
+def _raw(keys):
+    return lambda i, key, rate: 1.0 if key in keys else rate
+
+
 def variant(code: str, hint: str, means: str = "", **change) -> Mistake:
     return Mistake(code, hint, lambda p: descend(p, **change)["losses"], means=means)
 
 
 NO_UPDATE = (
-    "Every step returns the same loss: the variables never change. Update each one after "
-    "its step: assign_sub(learning_rate * gradient)."
+    "Every step returns the same loss, the first one: no step computed it again from updated "
+    "variables. Inside the loop, record each step's loss on a fresh tape (a tape recorded "
+    "once, before the loop, gives the same loss and gradient every step), then update each "
+    "variable: assign_sub(learning_rate * gradient)."
 )
 ASCENT = (
     "Your losses grow: the update climbs the gradient. Gradient descent subtracts: "
@@ -142,6 +180,19 @@ TABLE = (
 AFTER = (
     "Each of your losses is the one after that step's update; keep the loss the step's "
     "gradients came from, before updating."
+)
+RAW = (
+    "Your losses are those of a loop that updates {key} with the raw gradient: multiply "
+    "every variable's gradient by the rate, assign_sub(learning_rate * gradient)."
+)
+DECAYED = (
+    "Your losses are those of descent whose learning rate is multiplied by {decay} after "
+    "every step: the exercise asks for one fixed rate, learning_rate at every step."
+)
+LAGGED = (
+    "Your losses are those of a loop whose update applies the previous step's gradient "
+    "(and none at the first step): apply the gradient the tape just returned, in the same "
+    "step."
 )
 CLIPPED = (
     "Your losses are those of descent with the gradients clipped ({how}): the exercise asks for "
@@ -184,6 +235,12 @@ EXERCISE = Exercise(
             after=True,
         ),
         Pattern("clipped_gradients", CLIPPED, clipped),
+        *(
+            variant("rate_not_applied", RAW.format(key=key), rates=_raw(key))
+            for key in ("b", "w", "w and b")
+        ),
+        Pattern("rate_changed", DECAYED, decayed),
+        variant("stale_gradient", LAGGED, lag=True),
         Mistake(
             "variable_replaced",
             f"{CAUSES['variable_replaced']}. Your losses are right, but the variables handed "
