@@ -75,6 +75,12 @@ ACCUMULATE_WRONG = [
     (accumulate_into_contribution, "changed_in_place"),
     (lambda grads, key, c: grads.__setitem__(key, c), "overwrote_gradient"),
     (lambda grads, key, c: grads.setdefault(key, c), "kept_first_gradient"),
+    (  # a stored gradient with a 0 entry is replaced
+        lambda grads, key, c: grads.__setitem__(
+            key, grads[key] + c if key in grads and grads[key].all() else c
+        ),
+        "overwrote_gradient",
+    ),
     (
         lambda grads, key, c: grads.__setitem__(key, grads[key] * c if key in grads else c),
         "multiplied_gradients",
@@ -192,6 +198,10 @@ MULTIPLY_WRONG = [
     (rule(back=lambda g, shape: unbroadcast(g, shape, keepdims=False)), "broadcast_shape"),
     (rule(back=trailing), "wrong_shape"),
     (lambda up, a, b: rule()(up, a, b)[::-1], "reversed_order"),
+    (
+        lambda up, a, b: (unbroadcast(up * b, b.shape), unbroadcast(up * a, a.shape)),
+        "summed_to_other_shape",
+    ),
     (rule(lambda up, a, b: up * a, lambda up, a, b: up * b), "swapped_operands"),
     (
         rule(lambda up, a, b: np.ones_like(up) * b, lambda up, a, b: np.ones_like(up) * a),

@@ -29,6 +29,7 @@ from dataclasses import field
 
 import numpy as np
 
+from . import mistakes
 from .answers import call_answer
 from .answers import shape_of
 from .harness import Harness
@@ -49,6 +50,8 @@ from .recording import record_operations
 from .spec import Probe
 from .spec import as_dtype
 from .verdicts import Wrong
+
+mistakes.register({"summed_to_other_shape": "each gradient summed back to the other input's shape"})
 
 
 def read_array(value, name: str, shape: tuple, dtype: str) -> np.ndarray:
@@ -212,10 +215,18 @@ class NumpyRule(Harness):
         shapes = [expected[n].shape for n in names]
         got = [shape_of(g) for g in returned]
         if len(set(shapes)) > 1 and got == shapes[::-1]:
+            swapped = all(  # else each was summed to the other input's shape
+                np.allclose(np.asarray(g, dtype=float), expected[n], rtol=1e-4)
+                for g, n in zip(returned, names[::-1])
+            )
             raise Wrong(
                 f"{label} returns its gradients in the wrong order: {names[0]} has the shape "
-                f"of the second input. Return ({', '.join(names)}), each shaped like its input.",
-                "reversed_order",
+                f"of the second input. Return ({', '.join(names)}), each shaped like its input."
+                if swapped
+                else f"{label} sums {names[0]} back to the shape of the second input and "
+                f"{names[1]} to the first's: each gradient is summed back to its own input's "
+                "shape, the shape of the input it is returned for.",
+                "reversed_order" if swapped else "summed_to_other_shape",
             )
         for name, shape in ((n, s) for n, s, g in zip(names, shapes, got) if g == output != s):
             raise Wrong(

@@ -28,12 +28,14 @@ def draw(rng) -> list:
     """The five graphs with fresh values and upstreams (never 1): x*x + x (a vector; the
     rule of `+` hands one array to two inputs), x + x (a (1, n) row), x*x*x (a float32
     scalar, where a Python float stored would widen it), (x + x) + x (float32) and two
-    inputs sharing a graph (a matrix)."""
+    inputs sharing a graph (a matrix, y with a 0: stored gradients with a 0 entry)."""
     m, n = sizes(rng, 2)
     probes = []
     for graph, shape in zip(GRAPHS, [(n,), (1, n), (), (m,), (m, n)]):
         dtype = "float32" if shape in ((m,), ()) else "float64"
         x, y = (as_dtype(signed(rng, shape, 0.6), dtype) for _ in "xy")
+        if shape == (m, n):
+            y.flat[0] = 0.0
         probes.append(Probe(dtype, x, as_dtype(upstream(rng, shape), dtype), {"y": y}, graph))
     return probes
 
