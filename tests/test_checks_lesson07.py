@@ -640,6 +640,12 @@ def loss_scaled_after_block(model, x, y, loss_scale, sources):
     return tape.gradient(loss * loss_scale, sources)
 
 
+def uncast_loss(model, x, y, loss_scale, sources):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2) * loss_scale  # float16 minus float32
+    return tape.gradient(loss, sources)
+
+
 def watching(model, x, y, loss_scale, sources):
     with tf.GradientTape() as tape:
         tape.watch(sources)  # Keras Variables: a ValueError
@@ -651,12 +657,19 @@ STEP_MISTAKES = rows(
     [
         (step(loss_scaled_after_block), "computed_outside_tape"),
         (step(watching), "watched_keras_variable"),
+        (step(uncast_loss), "float16_meets_float32"),
         # scaling and unscaling
         (step(not_scaled), "loss_not_scaled"),
         (step(scale_the_gradients, unscale=lambda gs, s: [g / s for g in gs]), "loss_not_scaled"),
         (step(scale_the_gradients, unscale=lambda gs, s: gs), "scaled_gradients_not_loss"),
         (step(unscale=lambda gs, s: gs), "forgot_unscale"),
         (step(unscale=lambda gs, s: [g / s / s for g in gs]), "unscaled_twice"),
+        (
+            step(
+                unscale=lambda gs, s: [tf.cast(tf.cast(g, tf.float16) / s, tf.float32) for g in gs]
+            ),
+            "unscaled_in_float16",
+        ),
         (step(unscale=lambda gs, s: [g * s for g in gs]), "multiplied_by_scale"),
         (step(hard_coded_scale, unscale=lambda gs, s: gs), "hard_coded_scale"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),

@@ -14,6 +14,7 @@ MISTAKES = {
     "float32_copy": "the right gradients, but not from a tape on the model's own variables",
     "summed_by_hand": "the sums built by hand (segment sums, np.add.at) instead of by the tape",
     "watched_keras_variable": "tape.watch() called on a Keras Variable, which TensorFlow refuses",
+    "float16_meets_float32": "a float16 tensor and a float32 one in one operation (a cast missing)",
 }
 mistakes.register(MISTAKES)
 # The ValueError of tape.watch(layer.weight): in the `errors` of every check that hands over
@@ -25,6 +26,15 @@ WATCHED = (
     "as embedding.embeddings or a model's trainable_variables) is a Keras Variable, which it "
     "refuses with this ValueError. No watch is needed: a tape watches every trainable "
     "variable read inside its block by itself. Delete the tape.watch line",
+)
+# The InvalidArgumentError of float16 meeting float32 (half and float in TensorFlow's words).
+MIXED = (
+    "half tensor",
+    "float16_meets_float32",
+    "A float16 tensor met a float32 one in one operation, which TensorFlow refuses: under "
+    "mixed_float16 the model's output is float16, while y, loss_scale and the gradients are "
+    "float32. A cast is missing: compute the loss in float32, tf.cast(model(x), tf.float32) "
+    "- y, and keep the loss scale arithmetic in float32",
 )
 
 from .clipping import clipped_train_step  # noqa: E402 - the codes first

@@ -87,6 +87,14 @@ EXERCISE = Exercise(
             region=lambda p: np.asarray(p.tiny),
         ),
         Mistake(
+            "unscaled_in_float16",
+            "Your gradients were unscaled in float16: cast to float16 and divided by "
+            "loss_scale ({loss_scale}) there, small ones underflow to 0 and the rest keep 3 "
+            "digits. Divide the float32 gradients tape.gradient returns, and keep them float32.",
+            lambda p: bench._f16(bench._f16(p.loss_scale * _reference(p)) / p.loss_scale),
+            means="the scaled gradients cast to float16 before they are unscaled",
+        ),
+        Mistake(
             "unscaled_twice",
             "Your gradients are loss_scale ({loss_scale}) times too small: you divided by "
             "the scale twice. Divide once.",

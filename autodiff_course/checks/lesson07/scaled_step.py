@@ -16,6 +16,7 @@ from ...checking.keras_call import KerasCall
 from ...checking.observing import observe
 from ...checking.spec import Probe
 from ...checking.verdicts import Wrong
+from . import MIXED
 from . import WATCHED
 
 
@@ -168,7 +169,7 @@ class Step(KerasCall):
     """:class:`KerasCall` whose answer, when it raises on a Keras Variable it watched or on
     the None of a result computed outside its tape, is told so (7.2 to 7.4)."""
 
-    errors: tuple = (WATCHED,)
+    errors: tuple = (WATCHED, MIXED)
 
     def parts(self, answer, probe, built=None) -> tuple:
         with observe() as log:
