@@ -795,9 +795,33 @@ def summed_after_block(embedding, ids, upstream):
     return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
 
 
+def looked_up_before_block(embedding, ids, upstream):
+    vectors = embedding(ids)  # not recorded
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(tf.cast(upstream, vectors.dtype) * vectors)
+    return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
+
+
+def wrt_vectors(embedding, ids, upstream):
+    with tf.GradientTape() as tape:
+        vectors = embedding(ids)
+        tape.watch(vectors)
+    return tf.convert_to_tensor(tape.gradient(vectors, vectors, upstream))
+
+
+def looked_up_in_float32(embedding, ids, upstream):
+    with tf.GradientTape() as tape:
+        vectors = tf.cast(embedding(ids), tf.float32)
+        total = tf.reduce_sum(tf.cast(upstream, tf.float32) * vectors)
+    return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
+
+
 EMBEDDING_MISTAKES = rows(
     [
         (summed_after_block, "computed_outside_tape"),
+        (looked_up_before_block, "no_recorded_path"),
+        (wrt_vectors, "wrt_lookup_output"),
+        (looked_up_in_float32, "float32_not_float64"),
         (watched_table, "watched_keras_variable"),
         (cached_per_layer(), "keeps_state"),
         (lookup_gradient, "indexed_slices_returned"),

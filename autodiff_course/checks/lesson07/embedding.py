@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...checking import mistakes
+from ...checking.answers import shape_of
 from ...checking.keras_call import NUMPY_ON_SLICES
 from ...checking.keras_call import Built
 from ...checking.keras_call import dense_from_lookup
@@ -14,8 +16,11 @@ from ...checking.spec import Mistake
 from ...checking.spec import Pattern
 from ...checking.spec import Probe
 from ...checking.spec import as_dtype
+from ...checking.verdicts import Wrong
 from . import WATCHED
 from .scaled_step import Step
+
+mistakes.register({"wrt_lookup_output": "differentiated with respect to the lookup's output"})
 
 
 def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
@@ -77,6 +82,13 @@ def vary(p, built) -> tuple:
 
 
 def read(value, p, built, log) -> dict:
+    if shape_of(value) == np.shape(p.upstream) != np.shape(p.table):
+        raise Wrong(
+            f"Your function returned shape {np.shape(p.upstream)}, the lookup's output's, "
+            f"not the table's {np.shape(p.table)}: a gradient has its source's shape, so "
+            "differentiate with respect to the table, embedding.embeddings, not embedding(ids).",
+            "wrt_lookup_output",
+        )
     found = dense_from_lookup(value, "Your function", p.table.shape, p.dtype, p.ids.size)
     return {"value": found}
 
@@ -124,6 +136,14 @@ EXERCISE = Exercise(
             "repeated ids overwrote each other. tf.convert_to_tensor adds them.",
             _one_lookup_kept,
             means="repeated ids overwrite each other instead of adding up",
+        ),
+        Pattern(
+            "float32_not_float64",
+            "Your gradient matches the float64 sums to float32's 7 digits only: a step ran in "
+            "float32 (a cast, a float32 constant). Keep the table's dtype throughout.",
+            lambda got, p: (
+                {} if p.dtype == "float64" and np.allclose(got, reference(p), 1e-6, 1e-7) else None
+            ),
         ),
     ),
     describe={"value": "the sum of the upstream rows of every lookup of each row"},

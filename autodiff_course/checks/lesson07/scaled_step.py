@@ -154,7 +154,13 @@ def outside_tape(wrong: Wrong, log) -> Wrong | None:
     elif made < tape.entered:
         when = "before the tape's `with` block opened"
     else:
-        return None
+        return Wrong(
+            "tape.gradient returned None, and your code went on with it: the tape recorded "
+            "no path from the variable to the result you differentiated. Every step between "
+            "them, the lookup or the model's call first, runs inside the `with "
+            f"tf.GradientTape() as tape:` block, in TensorFlow operations. ({wrong.hint})",
+            "no_recorded_path",
+        )
     return Wrong(
         "tape.gradient returned None, and your code went on with it: the result you "
         f"differentiated was computed {when}, where the tape records nothing. Compute it "
