@@ -5,12 +5,11 @@ The suite runs nbval strict over ``lessons/`` and ``solutions/`` twice:
 * **natively**, as collected by pytest from ``testpaths``: the machine's own vector
   instructions (on a CPU with AVX-512, NumPy's AVX-512 loops and oneDNN's AVX-512
   kernels, which TensorFlow's float32 matrix products go through);
-* **as on a CPU without AVX-512**, by :func:`test_every_output_is_the_same_without_avx512`:
-  a second nbval run in a subprocess whose kernels start with NumPy's AVX-512 dispatch
-  targets disabled (``NPY_DISABLE_CPU_FEATURES``) and oneDNN held to AVX2
-  (``ONEDNN_MAX_CPU_ISA=AVX2``), which is what an x86-64-v3 CPU (AVX2, no AVX-512)
-  runs. :func:`test_the_emulation_takes_the_avx2_paths` proves that both settings
-  take effect.
+* **as on a CPU without AVX-512**, in the environment Binder builds
+  (``tests/binder/test_binder.py``): kernels started with NumPy's AVX-512 dispatch
+  targets disabled and oneDNN held to AVX2 (:mod:`course_tools.avx2_emulation`), which
+  is what an x86-64-v3 CPU (AVX2, no AVX-512) runs. The test below proves that both
+  settings take effect.
 
 On a CPU with AVX-512 the two runs cover both kinds of x86-64 CPU that TensorFlow's
 wheels run on; on one without, both take the AVX2 paths. The conftest's summary says
@@ -21,24 +20,10 @@ the setup cell names those as unverified.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 
-from course_tools.config import ROOT
-
-# NumPy 2.4 dispatches to X86_V3 (AVX2), X86_V4 (AVX-512), AVX512_ICL and AVX512_SPR;
-# disabling X86_V4 alone leaves AVX512_ICL on where the CPU has it.
-NUMPY_AVX512_TARGETS = ("X86_V4", "AVX512_ICL", "AVX512_SPR")
-WITHOUT_AVX512 = {
-    "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_AVX512_TARGETS),
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-}
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def environment(**variables) -> dict[str, str]:
-    return dict(os.environ, **WITHOUT_AVX512, **variables)
+from course_tools.avx2_emulation import without_avx512
 
 
 def test_the_emulation_takes_the_avx2_paths():
@@ -54,31 +39,10 @@ def test_the_emulation_takes_the_avx2_paths():
         capture_output=True,
         text=True,
         timeout=300,
-        env=environment(ONEDNN_VERBOSE="1", TF_CPP_MIN_LOG_LEVEL="3"),
+        env=without_avx512(dict(os.environ, ONEDNN_VERBOSE="1", TF_CPP_MIN_LOG_LEVEL="3")),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     numpy_targets = next(line for line in done.stdout.splitlines() if line.startswith("numpy:"))
     assert not any(target in numpy_targets for target in ("X86_V4", "AVX512")), numpy_targets
     isa = [line for line in done.stdout.splitlines() if ",isa:" in line]
     assert isa and all(line.endswith("isa:Intel AVX2") for line in isa), isa
-
-
-def test_every_output_is_the_same_without_avx512():
-    """nbval strict over both folders again, in kernels that take the AVX2 paths."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--no-cov", "lessons", "solutions"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        env=environment(),
-    )
-    report = ANSI.sub("", done.stdout)
-    failed = [line for line in report.splitlines() if line.startswith("FAILED")]
-    assert done.returncode == 0, (
-        "nbval strict fails on a CPU without AVX-512 "
-        f"({' '.join(f'{k}={v}' for k, v in WITHOUT_AVX512.items())}):\n"
-        + "\n".join(failed)
-        + "\n\n"
-        + report[-6000:]
-    )
