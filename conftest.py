@@ -6,13 +6,14 @@
 * The summary reports how many cells carry ``nbval-ignore-output`` (their outputs
   are run but not compared: only wall-clock timings may have the tag), and which
   CPUs the two nbval runs stood for: the native one (this CPU, with or without
-  AVX-512) and, when ``tests/test_outputs_portable.py`` ran, the one that takes the
-  AVX2 paths of NumPy and oneDNN.
+  AVX-512) and, when the Binder test ran (``tests/binder/test_binder.py``), the one in
+  Binder's environment that takes the AVX2 paths of NumPy and oneDNN.
 * Run with ``--cov`` (``./course.sh test`` does), the last lines give the line coverage
   of each package, ``autodiff_course`` and ``course_tools``.
 * Run with ``-n 2`` (``./course.sh test`` does, through pytest-xdist), each worker takes
   whole test files, and whole notebooks; the tests that share one environment built
-  under ``.cache/`` (:data:`SHARED_ENVIRONMENTS`) go to the same worker, one after the other.
+  under ``.cache/`` (:data:`SHARED_ENVIRONMENTS`) go to the same worker, one after the other;
+  the longest of these units are handed out first (:data:`LONGEST_FIRST`).
 """
 
 from __future__ import annotations
@@ -36,9 +37,25 @@ SHARED_ENVIRONMENTS = {
     "tests/browser/test_site.py": "axe-core",  # (npm installs it once, in .cache/axe-core)
     "tests/browser/test_accessibility.py": "axe-core",
 }
+# The work units that take longest, longest first (as ``--durations`` measures them, a
+# few minutes each): a worker hands out a unit when it is free, so a long unit handed out
+# last would run on alone while the other worker waits.
+LONGEST_FIRST = (
+    "hub image",
+    "tests/browser/test_notebooks_in_browser.py",
+    "colab",
+    "tests/test_python_range.py",
+    "tests/browser/test_slides.py",
+    "axe-core",
+    "tests/test_nbgrader_export.py",
+    "tests/test_pedagogy.py",
+    "tests/test_progress.py",
+)
 _notebooks_seen: set[Path] = set()
-# The outcome of the second nbval run, as a CPU without AVX-512 (tests/test_outputs_portable.py).
-WITHOUT_AVX512_TEST = "test_outputs_portable.py::test_every_output_is_the_same_without_avx512"
+# The outcome of the second nbval run: in Binder's environment, as a CPU without AVX-512.
+WITHOUT_AVX512_TEST = (
+    "test_binder.py::test_environment_built_like_binder_passes_nbval_as_on_a_cpu_without_avx512"
+)
 _without_avx512: list[str] = []
 
 
@@ -60,6 +77,12 @@ def work_unit(nodeid: str) -> str:
     )
 
 
+def pytest_collection_modifyitems(config, items):
+    """The longest work units first (a stable sort: each unit keeps its own order)."""
+    rank = {unit: place for place, unit in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(work_unit(item.nodeid), len(rank)))
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
@@ -68,6 +91,8 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+    # Hand out the units in the order collected (LONGEST_FIRST), not by their number of tests.
+    config.option.loadscopereorder = False
     return ByWorkUnit(config, log)
 
 
@@ -95,8 +120,8 @@ def nbval_runs(native: bool) -> list[str]:
     lines = [f"  run 1: natively, on this CPU ({avx512[cpu_has_avx512()]})"] if native else []
     if _without_avx512:
         lines.append(
-            "  run 2: as on an x86-64 CPU without AVX-512 (NumPy's AVX-512 targets off, "
-            f"oneDNN held to AVX2): {_without_avx512[-1]}"
+            "  run 2: in Binder's environment, as on an x86-64 CPU without AVX-512 "
+            f"(NumPy's AVX-512 targets off, oneDNN held to AVX2): {_without_avx512[-1]}"
         )
     return lines
 
