@@ -1002,7 +1002,7 @@ CLIPPED_MISTAKES = rows(
             clipped_step(apply=lambda opt, cs, us, vs: opt.apply(us, vs)),
             "applied_other_than_returned",
         ),
-        (through_the_optimizer, "applied_other_than_returned"),
+        (through_the_optimizer, "changed_in_place"),  # the setting named first
         (clipped_step(apply=clipping_optimizer), "changed_in_place"),
         (lambda m, o, x, y, s, c: clipped_step()(m, o, x, y, s, c)[0], "wrong_structure"),
     ]

@@ -136,6 +136,8 @@ def read(value, p, built, log, name) -> np.ndarray:
     loss, earlier = float(np.mean((prediction(p) - p.y) ** 2)), p.data.get("earlier", ())
     sums = [p.loss_scale * d for d in range(2, p.y.size + 1) if p.y.size % d == 0]  # a sum
     keras_call.demand_scaled_loss(log, model, loss, p.loss_scale, earlier, sums, got, right)
+    if log.optimizer_changed is not None:  # named before what the optimizer then applied
+        raise log.optimizer_changed
     if not p.tiny:
         keras_call.demand_applied(built, got, p.learning_rate, right, tolerance(p, None))
     return got
