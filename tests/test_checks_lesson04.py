@@ -499,6 +499,7 @@ def hvp_forward_over_reverse(f, x, v):
             (lambda f, x, v: by_tape(f, x), "first_not_second"),
             (lambda f, x, v: nested(f, x)[1] * v, "hessian_row_sums"),
             (lambda f, x, v: nested(f, x)[1], "hessian_row_sums"),
+            (lambda f, x, v: hvp(f, v, x), "swapped_point_direction"),
             (lambda f, x, v: tf.reduce_sum(v * hvp(f, x, v)), "directional_derivative"),
             (lambda f, x, v: hvp(f, x, v)[:, None] * tf.ones_like(v), "returned_hessian"),
             (lambda f, x, v: -hvp(f, x, v), "sign_flipped"),

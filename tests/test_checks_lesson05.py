@@ -99,6 +99,7 @@ def test_swish_jacobian_accepts_the_formula(judge):
         (swish_diag(lambda x, s: s), "missed_product_rule"),
         (swish_diag(lambda x, s: x * s * (1 - s)), "half_product_rule"),
         (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
+        (swish_diag(lambda x, s: s + x * s * s), "sigmoid_squared"),
         (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
         (swish_diag(lambda x, s: x * s), "value_not_derivative"),
         (
@@ -383,6 +384,14 @@ def test_true_batch_jacobian_accepts_any_rank(judge):
         (own_blocks_with(lambda full, b: full[0, :, 0, :]), "repeated_slice"),
         (per_example_diagonal_blocks, "rank_two_only"),
         (
+            lambda layer, x: (
+                lambda tape, y: tf.linalg.diag_part(
+                    tf.reshape(tape.jacobian(y, x), [tf.size(y), tf.size(x)])
+                )
+            )(*recorded(layer, x)),
+            "diagonal_entries",
+        ),
+        (
             lambda layer, x: (lambda tape, y: tape.jacobian(y, x))(*recorded(layer, x)),
             "returned_full_jacobian",
         ),
@@ -482,6 +491,10 @@ def test_per_example_hessians_accepts_one_example_at_a_time(judge):
         (hessians_with(method="jacobian"), "returned_full_jacobian"),
         (gradients_of, "returned_gradient"),
         (hessians_with(method="gradient"), "gradient_of_gradient"),
+        (
+            lambda f, x: tf.linalg.diag(hessians_with(method="gradient")(f, x)),
+            "gradient_of_gradient",
+        ),
         (lambda f, x: tf.linalg.diag(tf.linalg.diag_part(hessians_with()(f, x))), "diagonal_only"),
         (
             lambda f, x: (lambda g: g[:, :, None] * g[:, None, :])(gradients_of(f, x)),

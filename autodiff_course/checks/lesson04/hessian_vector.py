@@ -77,6 +77,10 @@ MISTAKES = (
              lambda g, h, v: h @ v / np.linalg.norm(v)),
     _mistake("hessian_row_sums", "Your result does not depend on v: it is H @ ones, the outer "
              "gradient of g itself." + SUMS, lambda g, h, v: h.sum(1)),
+    spec.Mistake("swapped_point_direction", "Your product is the Hessian at v times x: the "
+                 "point and the direction are swapped. hvp(f, x, v) is the Hessian at x times "
+                 "v.", lambda p: FUNCTIONS[p.name][0](p.v)[1] @ p.x,
+                 means="the Hessian at v times x: the point and the direction swapped"),
 )
 # fmt: on
 

@@ -70,6 +70,13 @@ EXERCISE = spec.Exercise(
             means="the product rule's two terms subtracted instead of added",
         ),
         spec.Mistake(
+            "sigmoid_squared",
+            "Your diagonal is sigmoid(x) + x sigmoid(x)**2: sigmoid's slope is sigmoid(x) "
+            "(1 - sigmoid(x)), best written sigmoid(x) * sigmoid(-x), not a square.",
+            _diagonal(lambda x, s: s + x * s * s),
+            means="a square of a sigmoid where sigmoid(x) * sigmoid(-x) belongs",
+        ),
+        spec.Mistake(
             "value_not_derivative",
             "You put the values x * sigmoid(x) on the diagonal, not their derivatives.",
             _diagonal(lambda x, s: x * s),

@@ -58,6 +58,12 @@ EXERCISE = spec.Exercise(
             means="outer.gradient of a gradient (summed rows) where a Jacobian belongs",
         ),
         spec.Mistake(
+            "gradient_of_gradient",
+            "That is outer.gradient(g, x), a sum of Hessian rows, put on a diagonal: the "
+            "Hessian's mixed derivatives are not in it. Use outer.batch_jacobian(g, x).",
+            lambda p: np.stack([np.diag(row) for row in _hessians(p).sum(axis=1)]),
+        ),
+        spec.Mistake(
             "diagonal_only",
             "Only the diagonals: the mixed derivatives d2f/dx_i dx_j are missing.",
             lambda p: np.stack([np.diag(np.diag(h)) for h in _hessians(p)]),

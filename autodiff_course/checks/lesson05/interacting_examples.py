@@ -92,6 +92,14 @@ EXERCISE = spec.Exercise(
             _rank_two_only,
             means="code that works for one axis per example only",
         ),
+        spec.Mistake(
+            "diagonal_entries",
+            "You took the diagonal of the full Jacobian as one matrix: single entries "
+            "d y_i / d x_i, not blocks. Keep each example's whole block, d y[b] / d x[b], of "
+            "shape (*y's example shape, *x's example shape).",
+            lambda p: np.diag(blocks(p, centred=True).reshape(p.batch * np.prod(p.y_shape), -1)),
+            means="the diagonal entries of the full Jacobian where its diagonal blocks belong",
+        ),
     ),
     describe={"value": "each example's own Jacobian d y[b] / d x[b], in batch_jacobian's layout"},
     claim="Block b of the full Jacobian, d y[b] / d x[b], is example b's own Jacobian, which "
