@@ -265,3 +265,14 @@ def test_on_tape_praise_names_the_upstreams_it_used():
     assert upstreams_seen(probes) == "with upstreams of both signs, +-1 among them"
     result = cube_exercise().evaluate(rule(lambda up, x: up * 3.0 * x**2))
     assert "with upstreams of both signs, never +-1" in result.message
+
+
+@pytest.mark.parametrize(
+    "factor, batch, code",
+    [(4 / 3, None, "n_minus_one"), (6 / 5, 6, "n_minus_one"), (1 / 4, None, "mean_not_sum")],
+)
+def test_generic_factors_of_a_count_are_named(factor, batch, code):
+    from autodiff_course.checking.judging import generic_mistake
+
+    expected = np.array([1.0, 2.0, -3.0, 0.5])
+    assert generic_mistake(factor * expected, expected, batch=batch)[0] == code

@@ -40,7 +40,7 @@ _LIBRARY_FOLDERS = tuple(
 
 
 # The codes of verdicts that stand for an exception raised by the learner's code.
-LEARNER_ERRORS = ("raised", "float32_not_float64", "integer_mixed_in")
+LEARNER_ERRORS = ("raised", "float32_not_float64", "integer_mixed_in", "python_scalar")
 
 
 class AnswerTooSlow(BaseException):
@@ -171,7 +171,8 @@ _INTEGER_CLASH = re.compile(r"(int32|int64)")
 
 
 def _dtype_clash(message: str) -> Wrong | None:
-    """A plain-words verdict for TensorFlow's refusal to mix dtypes, or None."""
+    """A plain-words verdict for TensorFlow's refusal to mix dtypes, or for float() of
+    a tensor of several numbers, or None."""
     if _FLOAT_CLASH.search(message):
         return Wrong(
             message + ". The check also calls your function with float64 "
@@ -179,6 +180,13 @@ def _dtype_clash(message: str) -> Wrong | None:
             "Python numbers (1.0) or with dtype=x.dtype, and cast with "
             "tf.cast(..., x.dtype).",
             "float32_not_float64",
+        )
+    if "converted to Python scalars" in message:
+        return Wrong(
+            message + ". float(), int() and the math module take one number, but the check "
+            "hands your function tensors of any shape: write the formula with TensorFlow "
+            "ops (tf.exp, tf.math.log, ...), which work entry by entry and return a tensor.",
+            "python_scalar",
         )
     if _INTEGER_CLASH.search(message) and ("float" in message or "double" in message):
         return Wrong(

@@ -158,7 +158,8 @@ def generic_mistake(
     """``(code, hint)`` for a mistake every exercise can make, or None.
 
     ``batch`` is the number of terms a mean divides by, when there is one: a
-    factor of ``batch`` is then a sum where a mean belongs (or the reverse).
+    factor of ``batch`` is then a sum where a mean belongs (or the reverse), one of
+    N/(N-1) a division by N - 1; 1/N, for N entries, a mean where none belongs.
     """
     got = np.asarray(got, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
@@ -238,6 +239,20 @@ def generic_mistake(
                 f"{_head(what)} {_is(what)} {batch} times too small, "
                 f"and {batch} is the number of terms: a mean where the exercise "
                 f"asks for a sum.",
+            )
+        for n in sorted({c for c in (batch, got.size) if c and c > 3}):
+            if np.isclose(factor, n / (n - 1), rtol=1e-4):
+                return (
+                    "n_minus_one",
+                    f"{_head(what)} {_is(what)} {n}/{n - 1} times the answer, and {n} is the "
+                    f"number of terms: a division by N - 1 where the mean divides by N.",
+                )
+        if got.size > 2 and got.size != batch and np.isclose(factor, 1.0 / got.size, rtol=1e-3):
+            return (
+                "mean_not_sum",
+                f"{_head(what)} {_is(what)} {got.size} times too small, and {got.size} is "
+                f"the number of entries: a mean (tf.reduce_mean) where a sum, or no "
+                f"reduction at all, belongs.",
             )
         return (
             "scale_factor",

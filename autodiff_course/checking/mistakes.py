@@ -47,6 +47,8 @@ SHARED: dict[str, str] = {
     "scale_factor": "the right answer times a constant factor",
     "sum_not_mean": "a sum where the exercise asks for a mean",
     "mean_not_sum": "a mean where the exercise asks for a sum",
+    "n_minus_one": "a division by N - 1 where the mean divides by N",
+    "python_scalar": "float() or math.* on a tensor of several numbers",
     "transposed": "the transpose of the right answer (its axes in another order)",
     "repeated_slice": "one row, block or column repeated where each should differ",
     "returned_full_jacobian": "the full (batch, ..., batch, ...) Jacobian where per-example "
