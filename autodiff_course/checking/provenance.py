@@ -272,7 +272,9 @@ def explain_missing(run: Run, call, source, *, probe: str = "x", originals=()):
         code, op = cut
         return code, hint(code, probe, op=op or "")
     if not seen.depends_on(target, source):  # no operation links them at all
-        return "source_not_used", hint("source_not_used", probe)
+        copied = seen.depends_on(target, source, copies=True)  # but a copy of its values
+        code = "numpy_detour" if copied else "source_not_used"
+        return code, hint(code, probe)
     return "no_gradient", hint("no_gradient", probe)
 
 
@@ -290,6 +292,8 @@ def not_recorded(run: Run, call, source, probe: str):
         what = "the result was computed before the tape's `with` block opened" + unrecorded
     elif opened and made is not None and exited is not None and made > exited:
         what = "the result was computed after the tape's `with` block had closed" + unrecorded
+    elif any(start < use < end for use in uses for start, end in tape.paused):
+        what = "it was used inside `with tape.stop_recording():`, where the tape is paused"
     elif opened and watch_times and any(entered <= use < min(watch_times) for use in uses):
         return "watched_after_use", hint("watched_after_use", probe)
     elif opened and any(use < entered for use in uses):
@@ -334,6 +338,14 @@ def missing(run: Run, names=(), *, hidden: bool = False, cause_names=None, origi
         return None
     call, source, was_hidden = found
     code, text = _cause(run, call, source, _source_name(source, names), originals)
+    seen = run.provenance if code == "unwatched_constant" else None
+    copied = [n for t, n in names if seen and hasattr(t, "assign") and seen.connected(source, t)]
+    if copied:  # a tensor made from a variable handed over: the tape watches the original
+        text = (
+            f"The gradient is None for a tensor copy of {copied[0]} (tf.convert_to_tensor, "
+            "tf.identity, or arithmetic on it): the tape watches the variable itself, never "
+            "a plain tensor made from it. Differentiate with respect to the variable itself."
+        )
     named = dict(cause_names or {})
     if code in named:
         text = f"{named[code]}. {text}"

@@ -13,6 +13,8 @@ import contextlib
 from dataclasses import dataclass
 from dataclasses import field
 
+import numpy as np
+
 _FLAT = ", which TensorFlow gives no gradient (it is flat almost everywhere)"
 FLAT_OPS = {
     "Round": "tf.round" + _FLAT,
@@ -105,9 +107,11 @@ class Provenance:
             for op in self.operations
         )
 
-    def depends_on(self, target, source) -> bool:
+    def depends_on(self, target, source, copies: bool = False) -> bool:
         """Some chain of the noted operations leads from ``source``'s values to ``target``
-        (an operation that reads only a shape, such as ones_like, is no link)."""
+        (an operation that reads only a shape, such as ones_like, is no link); with
+        ``copies``, from a tensor no operation made that holds ``source``'s values (a copy
+        made outside TensorFlow, such as tf.constant(np.asarray(x)))."""
         made_by = {
             id(t): op for op in self.operations if op.name not in SHAPE_ONLY for t in op.outputs
         }
@@ -115,7 +119,7 @@ class Provenance:
         frontier, done = [target], set()
         while frontier:
             tensor = frontier.pop()
-            if id(tensor) in ends:
+            if id(tensor) in ends or (copies and _same_values(tensor, source)):
                 return True
             if id(tensor) not in done and id(tensor) in made_by:
                 done.add(id(tensor))
@@ -165,6 +169,14 @@ class Provenance:
             if tensor is source or (tensor.dtype.is_floating and self.connected(tensor, source)):
                 return "numpy_detour", None
         return None
+
+
+def _same_values(tensor, source) -> bool:
+    try:
+        got, want = np.asarray(tensor), np.asarray(source)
+    except Exception:  # noqa: BLE001 - a resource handle, an exotic input
+        return False
+    return got.shape == want.shape and got.size > 1 and np.array_equal(got, want)
 
 
 @contextlib.contextmanager
