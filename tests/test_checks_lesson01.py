@@ -10,6 +10,8 @@ for all in tests/test_checker_contract.py.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -100,6 +102,8 @@ def compute_gradient_diagonal(x):
             (lambda x: tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
             (lambda x: -tf.exp(-x) / tf.square(1.0 + tf.exp(-x)), "quotient_rule_slip"),
             (lambda x: -tf.exp(-x) * (1.0 + tf.exp(-x)) ** -1.5, "wrong_outer_factor"),
+            (lambda x: -tf.exp(x) / (1.0 + tf.exp(-x)), "wrong_outer_factor"),  # e^x on top
+            (lambda x: -math.exp(-float(x)) / (1.0 + math.exp(-float(x))), "python_scalar"),
             # the method: by hand, not by a tape
             (lambda x: by_tape(lambda v: tf.nn.softplus(-v), x), "used_tape"),
             (compute_gradient_diagonal, "used_tape"),
@@ -266,6 +270,7 @@ def one_array_two_names(f, x, h):
                 central_with(lambda f, x, s, h: (f(x + 2 * s) - f(x - 2 * s)) / (2 * h)),
                 "step_not_h",
             ),
+            (central_with(lambda f, x, s, h: (f(x + s / 2) - f(x - s / 2)) / h), "step_not_h"),
             (central_with(step=lambda x: np.zeros(len(x), dtype=int)), "zeros"),
             (one_array_two_names, "zeros"),
             (lambda f, x, h: (f(x + h) - f(x - h)) / (2 * h), "perturbed_all"),
@@ -338,7 +343,7 @@ def upstream_in_float32(o, t):
             (lambda o, t: 2.0 * (o - t), "sum_not_mean"),
             (lambda o, t: (o - t) / count(o), "scale_factor"),
             (lambda o, t: 2.0 * (o - t) / count(o) / count(o), "scale_factor"),
-            (lambda o, t: 2.0 * (o - t) / tf.cast(tf.size(o) - 1, o.dtype), "scale_factor"),
+            (lambda o, t: 2.0 * (o - t) / tf.cast(tf.size(o) - 1, o.dtype), "n_minus_one"),
             (lambda o, t: 3.0 * (o - t) ** 2, "value_not_derivative"),
             (lambda o, t: tf.clip_by_value(2.0 * (o - t) / count(o), -0.05, 0.05), "clipped"),
             (lambda o, t: tf.nn.relu(2.0 * (o - t) / count(o)), "masked_entries"),

@@ -106,6 +106,13 @@ def grads_one_call_per_key(params, x, y):  # correct: a persistent tape, one cal
     return {key: tape.gradient(loss, variable) for key, variable in params.items()}
 
 
+def grads_of_copies(params, x, y):  # differentiates tensor copies of the variables
+    copies = {key: tf.convert_to_tensor(v) for key, v in params.items()}
+    with tf.GradientTape() as tape:
+        loss = mse(copies, x, y)
+    return tape.gradient(loss, copies)
+
+
 @pytest.mark.parametrize("answer", [grads_rewritten, grads_one_call_per_key])
 def test_2_1_accepts_a_rewritten_answer(judge, answer):
     result = judge(check.parameter_gradients, answer)
@@ -137,6 +144,11 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
         (grads_by_hand, "no_tape"),
         (grads_in_float32, "float32_not_float64"),
         (grads_then(lambda g: {**g, "w": tf.squeeze(g["w"])}), "broadcast_shape"),  # k = 1
+        (
+            grads_of(lambda p, x, y: mse(p, x, y) / tf.cast(tf.shape(x)[1], x.dtype)),
+            "mean_over_features",
+        ),
+        (grads_of_copies, "unwatched_constant"),
     ],
 )
 def test_2_1_mistakes_are_named(judge, answer, mistake):
@@ -250,6 +262,8 @@ def derivative_cached_per_function(f, x):  # the first x's derivative for every 
         (derivative_with(cast="always"), "float32_not_float64", ()),
         (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
         (derivative_with(lambda f, x: f(tf.constant(x.numpy()))), "numpy_detour", ()),
+        (derivative_with(lambda f, x: f(tf.constant(np.asarray(x)))), "numpy_detour", ()),
+        (derivative_with(lambda f, x: tf.reduce_mean(f(x))), "mean_not_sum", ("entries",)),
         (derivative_with(lambda f, x: f(tf.round(x * 100) / 100)), "non_differentiable_op", ()),
         (derivative_with(watch=None, zeros=True), "zeros_hide_none", ("Cause 1", "tape.watch")),
         (lambda f, x: f(float_of(x)) * tf.ones_like(float_of(x)), "value_not_derivative", ()),
@@ -564,6 +578,25 @@ def update_with(
     return answer
 
 
+def update_adding(average, x, decay):  # assign_add where assign belongs
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        new = decay * average + (1 - decay) * x
+        loss = tf.reduce_sum(new**2)
+    average.assign_add(new)
+    return tape.gradient(loss, x)
+
+
+def update_paused(average, x, decay):  # the new average computed while the tape is paused
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            new = decay * average + (1 - decay) * x
+        loss = tf.reduce_sum(new**2)
+    average.assign(new)
+    return tape.gradient(loss, x)
+
+
 def update_inside(unconnected=tf.UnconnectedGradients.NONE):  # the lesson's broken version
     def answer(average, x, decay):
         with tf.GradientTape() as tape:
@@ -613,6 +646,8 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         (update_inside(), "stateful_assign"),
         (update_inside(ZERO), "zeros_hide_none"),
         (update_with(watch=False), "unwatched_constant"),
+        (update_adding, "wrong_update"),
+        (update_paused, "computed_outside_tape"),
         (
             lambda average, x, decay: update_with(source=lambda x, average, new: [x, average])(
                 average, x, decay

@@ -349,6 +349,11 @@ def test_clipped_upstream_names_the_mistake_of_an_answer(judge, answer, mistake)
             (cube, lambda up, x: clip(up), "forgot_local_derivative"),
             (cube, lambda up, x: 3.0 * x**2, "forgot_upstream"),
             (cube, lambda up, x: clip(3.0 * x**2), "forgot_upstream"),
+            (
+                cube,
+                lambda up, x: tf.clip_by_value(up, 1.0, -1.0) * 3.0 * x**2,
+                "forgot_upstream",
+            ),
             (cube, lambda up, x: tf.clip_by_norm(up, 1.0) * 3.0 * x**2, "clipped_norm"),
             (cube, lambda up, x: up * 3.0 * clip(x) ** 2, "clipped_input"),
             (cube, lambda up, x: up * clip(3.0 * x**2), "clipped_local_derivative"),

@@ -57,6 +57,9 @@ PILED = lambda x, s: np.cumsum(s[::-1])[::-1]  # noqa: E731 - coordinates 0 to i
 MOVES = {"h * x[i]": lambda x, s: s * x, "h * |x[i]|": lambda x, s: s * abs(x)}
 MOVES["1 (e_i)"] = lambda x, s: s / s.max()
 MOVES["2h"] = lambda x, s: 2 * s
+HALVED = lambda x, s: s / 2  # noqa: E731 - coordinate i moved by h/2 each way
+HALF_STEP = "Coordinate i moved by h/2 each way, over h: the central difference of step h/2. "
+HALF_STEP += "The step is h: f(x + h e_i) - f(x - h e_i), divided by 2h."
 HALF = "You divided by h instead of 2h: x + h e_i and x - h e_i are 2h apart."
 ZEROS = "Every estimate is 0: the step never reached x (two names for one array, or int steps)."
 ALL = "Every entry is the same number: you moved every coordinate at once (x + h)."
@@ -90,6 +93,7 @@ EXERCISE = spec.Exercise(
             spec.Mistake("step_not_h", MOVED.format(by), difference(k, k))
             for by, k in MOVES.items()
         ],
+        spec.Mistake("step_not_h", HALF_STEP, difference(HALVED, HALVED, over=1)),
         spec.Mistake("zeros", ZEROS, lambda p: np.zeros(p.x.size)),
         spec.Mistake("perturbed_all", ALL, lambda p: np.full(p.x.size, p.whole)),
         spec.Mistake("steps_accumulate", PILE, difference(PILED, PILED)),

@@ -33,6 +33,7 @@ NO_OUTER = RULE + "lacks the derivative of log(u), 1/u."
 LOG_U = RULE + "multiplies by log(u) where its derivative 1/u belongs."
 SQUARED = RULE + "divides by u**2 (the quotient rule's): d log(u)/du is 1/u."
 OTHER_U = RULE + "has u = 1 + e^x: the function's own exponent is -x."
+OTHER_E = RULE + "has e^x in the numerator: the derivative of e^-x is -e^-x, exponent -x."
 NO_MIDDLE = "You returned -sigmoid(x) = -1/(1 + e^-x): the middle factor, e^-x, is missing."
 SOFTPLUS = "You returned sigmoid(x), the derivative of log(1 + e^x); here the exponent is -x."
 VALUE = "You returned log(1 + e^-x) itself; the exercise asks for its derivative."
@@ -63,6 +64,7 @@ EXERCISE = spec.Exercise(
         spec.Mistake("differentiated_twice", TWICE, lambda p: sig(p.x) * sig(-p.x)),
         spec.Mistake("quotient_rule_slip", SQUARED, lambda p: -sig(p.x) * sig(-p.x)),
         spec.Mistake("wrong_outer_factor", OTHER_U, lambda p: -np.exp(-p.x) / (1 + np.exp(p.x))),
+        spec.Mistake("wrong_outer_factor", OTHER_E, lambda p: -np.exp(p.x) / (1 + np.exp(-p.x))),
         spec.Pattern("wrong_outer_factor", POWER, _power_of_u),
         *stray(derivative, x=lambda p: p.x),
     ),

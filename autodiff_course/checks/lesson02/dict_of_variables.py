@@ -59,6 +59,14 @@ EXERCISE = Exercise(
             "wrong_power", POWER.format("|error|**3"), lambda r: 3 * r * abs(r), OTHER_POWER
         ),
         Mistake(
+            "mean_over_features",
+            "Your gradients are 1/{k} of the answer, and {k} is the number of features: the "
+            "loss is divided by k too. The mean runs over the n examples only, one squared "
+            "error per row: tf.reduce_mean((x w + b - y)**2).",
+            lambda p: {key: g / p.k for key, g in model.gradients(p).items()},
+            means="the loss also divided by the number of features",
+        ),
+        Mistake(
             "broadcast_shape",
             "Your gradients are those of errors broadcast into an ({n}, {n}) table: an "
             "(n, 1) column of predictions met y of shape (n,). Keep both of shape (n,).",

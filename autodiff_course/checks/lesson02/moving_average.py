@@ -111,6 +111,13 @@ EXERCISE = Exercise(
         ),
         Mistake(
             "wrong_update",
+            "The gradient is right, but average holds the old average plus the new one: "
+            "assign_add adds to the value. Replace it: average.assign(new_average).",
+            lambda p: p.start + averaged()(p)["average"],
+            part="average",
+        ),
+        Mistake(
+            "wrong_update",
             "The gradient is right, but average was updated twice: assign the new average once.",
             lambda p: twice(p)["average"],
             part="average",

@@ -113,6 +113,15 @@ EXERCISE = Exercise(
             part="gradient",
         ),
         Mistake(
+            "forgot_upstream",
+            "Your gradient is 3x^2 whatever the upstream, what the right rule gives for an "
+            "upstream of 1: the rule ignores `upstream`, or its clip turns every upstream into "
+            "1 (tf.clip_by_value(upstream, 1.0, -1.0), with the bounds swapped, does). The "
+            "gradient is tf.clip_by_value(upstream, -1.0, 1.0) * 3x^2, lower bound first.",
+            lambda p: 3.0 * p.x**2,
+            part="gradient",
+        ),
+        Mistake(
             "clipped_norm",
             "You clipped the norm of the whole upstream tensor (tf.clip_by_norm), which "
             "rescales every entry. This exercise clips each entry to [-1, 1] with "
