@@ -378,8 +378,8 @@ def _shared(case: Case, cases) -> Wrong | None:
     got, expected, tol = case.got, case.expected, case.tolerance
     if case.probe.dtype == "float64" and float32_digits(case):
         return float32_digits_wrong(case.noun)
-    if case.probe.dtype == "float64" and float32_underflow(case):
-        return float32_underflow(case)
+    if case.probe.dtype == "float64" and (underflow := float32_underflow(case)):
+        return underflow
     if got.size == 1:
         generic = one_number_mistake(got.item(), expected.item(), case.noun)
     else:
