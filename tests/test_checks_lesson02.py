@@ -524,6 +524,11 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             "clipped_gradients",
             (),
         ),
+        (  # a limit above every gradient of the near starts: the far start shows it
+            train_with(update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_norm(g, 5.0))),
+            "clipped_gradients",
+            ("tf.clip_by_norm to 5",),
+        ),
         (train_into_history, "keeps_state", ("called again with the same arguments",)),
         (
             train_with(

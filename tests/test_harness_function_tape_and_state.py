@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from autodiff_course.checking.answers import as_values
 from autodiff_course.checking.function import Function
+from autodiff_course.checking.function import negated
 from autodiff_course.checking.function import one_tensor_per_key
 from autodiff_course.checking.judging import FLOAT32
 from autodiff_course.checking.judging import of_terms
@@ -259,3 +260,41 @@ def test_a_result_that_does_not_depend_on_the_source_is_named_so():
 
     result = SLOPE.evaluate(unused)
     assert result.mistake == "source_not_used", result.message
+
+
+def _positive_probes(rng):
+    return [Probe("float32", np.array([0.5, 1.0, 2.0]), label="a positive vector")]
+
+
+POSITIVE_SLOPE = Exercise(
+    number="9.2",
+    title="The slope of x**3, probed at positive points only",
+    stars=1,
+    minutes=1,
+    harness=Function("`slope`", tape=True, vary=negated),
+    probes=_positive_probes,
+    reference=lambda p: 3 * p.x**2,
+)
+
+
+def test_new_values_that_show_a_named_mistake_every_time_get_that_verdict_not_state():
+    def through_abs(x):  # right for x > 0 only: 3 x |x|
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x**2 * tf.abs(x)
+        return tape.gradient(y, x)
+
+    result = POSITIVE_SLOPE.evaluate(through_abs)
+    assert result.mistake == "sign_flipped", result.message  # at the negated points
+    assert "at x = -2: expected 12, got -12" in result.message
+
+
+def test_new_values_answered_otherwise_on_each_call_are_state():
+    calls = []
+
+    def drifts(x):  # right on its first call only
+        calls.append(1)
+        return _cube(x) * (1.0 if len(calls) == 1 else 1.0 + len(calls))
+
+    result = POSITIVE_SLOPE.evaluate(drifts)
+    assert result.mistake == "keeps_state", result.message

@@ -410,22 +410,39 @@ class Function(Demands, Diagnosis, Harness):
         other = other if other is not None else _drawn_like(probe, exercise)
         if other is None:
             return
+        first_verdict = self._judged_once(answer, other, like, exercise, seen)
+        if first_verdict is None:
+            return
+        if first_verdict.mistake == "keeps_state":  # a result repeated from an earlier call
+            raise first_verdict
+        # Wrong on these values whenever it meets them, with a verdict that names a
+        # mistake: the values show it, not state kept from earlier calls.
+        again = self._judged_once(answer, other, like, exercise, seen)
+        named = first_verdict.mistake != self.fallback_code(self.main)
+        if named and again is not None and again.message == first_verdict.message:
+            raise first_verdict
+        raise keeps_state(
+            self.name,
+            "called after the others with new values of the first probe's shape, it "
+            "returned numbers that are not their answer",
+        )
+
+    def _judged_once(self, answer, other, like, exercise, seen) -> Wrong | None:
+        """The verdict on ``other`` called now (a repeat of an earlier result is
+        ``keeps_state``), None if right."""
         run, arguments, handed = self.light_call(answer, other, like=like)
-        if run.raised is None:  # its numbers first: a cache calls no tape
-            try:
-                parts = self.parts(run.value, handed, other, exercise)
-            except Wrong:
-                parts = {}
-            repeats_an_earlier_call(exercise, seen, other, Observation(parts))
-        observation = self.observation(run, arguments, handed, answer, other, exercise)
         try:
+            if run.raised is None:  # its numbers first: a cache calls no tape
+                try:
+                    parts = self.parts(run.value, handed, other, exercise)
+                except Wrong:
+                    parts = {}
+                repeats_an_earlier_call(exercise, seen, other, Observation(parts))
+            observation = self.observation(run, arguments, handed, answer, other, exercise)
             judge_probe(exercise, other, observation, labelled=True)
-        except Wrong:
-            raise keeps_state(
-                self.name,
-                "called after the others with new values of the first probe's shape, it "
-                "returned numbers that are not their answer",
-            ) from None
+        except Wrong as wrong:
+            return wrong
+        return None
 
     def verified(self, exercise, probes) -> list:
         found = [self.describe().rstrip(".")] if self.describe() != "any method." else []

@@ -9,14 +9,16 @@ from ...checking.spec import Probe
 from ...checking.spec import as_dtype
 
 
-def probe(rng, dtype: str, n: int, k: int, **more) -> Probe:
+def probe(rng, dtype: str, n: int, k: int, far: float = 1.0, **more) -> Probe:
     """``n`` rows of ``k`` features, starting ``w`` and ``b``, and targets ``y`` whose
-    residuals have both signs, some below 1 in size and some above."""
+    residuals have both signs, some below 1 in size and some above (all ``far`` times
+    larger: a start far from the fit, with gradients of norm 20 or more)."""
     n, k = int(n), int(k)
     x = as_dtype(signed(rng, (n, k), 0.2, 2.0), dtype)
     w, b = as_dtype(signed(rng, (k,), 0.2, 1.5), dtype), float(as_dtype(signed(rng, ()), dtype))
     residual = np.abs(signed(rng, (n,), 1.2, 2.5)) * np.where(np.arange(n) == n - 1, -1, 1)
     residual[0] = float(signed(rng, (), 0.1, 0.8))
+    residual *= far
     y = as_dtype(np.round(x @ w + b - residual, 3), dtype)
     label = f"{n} row{'s' * (n > 1)} of {k} feature{'s' * (k > 1)} in {dtype}"
     return Probe(dtype, x, data=dict(y=y, w=w, b=b, n=n, k=k, batch=n, **more), label=label)

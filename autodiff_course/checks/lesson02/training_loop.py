@@ -26,11 +26,13 @@ mistakes.register(
 
 def draw(rng) -> list:
     """float32 and float64 runs on fresh data, 3 to 5 steps at a rate in [0.02, 0.06],
-    with size-1 axes in two of them: one feature, and one row."""
+    with size-1 axes in two of them: one feature, and one row; then a start far from the
+    fit (residuals 20 times larger: clipped gradients show)."""
     sizes = (("float32", rng.integers(4, 8), 2), ("float64", rng.integers(4, 8), 1))
+    sizes = (*sizes, ("float32", 1, 3), ("float64", rng.integers(4, 8), 2, 20.0))
     return [
-        model.probe(rng, dtype, n, k, steps=rng.integers(3, 6), rate=rng.uniform(0.02, 0.06))
-        for dtype, n, k in (*sizes, ("float32", 1, 3))
+        model.probe(rng, *size, steps=rng.integers(3, 6), rate=rng.uniform(0.02, 0.06))
+        for size in sizes
     ]
 
 
