@@ -639,6 +639,39 @@ def test_scaled_softplus_catches_layers_that_keep_state(judge, answer):
     judge(check.scaled_softplus, answer, "keeps_state")
 
 
+def make_with_a_copy_of_w(w):
+    """The layer reads a copy of w's value taken when it was made: it reads no variable."""
+    copy = w.read_value()
+
+    @tf.custom_gradient
+    def layer(x):
+        def grad(upstream, variables=None):
+            gx = upstream * copy * sig(copy, x)
+            return (gx, [tf.reduce_sum(upstream * x * sig(copy, x))]) if variables else gx
+
+        return tf.nn.softplus(copy * x), grad
+
+    return layer
+
+
+def make_with_a_stale_w(w):
+    """The forward reads w; the backward uses the value w had when the layer was made."""
+    copy = tf.constant(w.numpy())
+    return make_layer(lambda up, x, _: reference_backward(up, x, copy))(w)
+
+
+@pytest.mark.parametrize(
+    "answer, mistake, words",
+    [
+        (make_with_a_copy_of_w, "variable_not_read", "your layer read no variable"),
+        (make_with_a_stale_w, "stale_variable", "after w.assign(...)"),
+    ],
+    ids=["copy read once", "copy in the backward"],
+)
+def test_scaled_softplus_names_a_copy_of_w_made_with_the_layer(judge, answer, mistake, words):
+    assert words in judge(check.scaled_softplus, answer, mistake).message
+
+
 def float32_sigmoid(up, x, w):
     s = tf.cast(tf.sigmoid(tf.cast(w * x, tf.float32)), x.dtype)
     return up * w * s, [tf.reduce_sum(up * x * s)]

@@ -96,6 +96,8 @@ SHARED: dict[str, str] = {
     "no_variable_gradient": "None as the gradient of a variable the layer reads",
     "variable_grad_not_reduced": "a variable gradient shaped like x instead of like w",
     "variable_outside_rule": "the variable's gradient comes from ops outside the custom rule",
+    "variable_not_read": "a layer that reads a copy of its variable's value, not the variable",
+    "stale_variable": "a layer that uses its variable's value from when it was made, not now",
     # What the harness of NumPy rules knows (lesson 06).
     "changed_in_place": "an array handed to the answer was changed in place (+=, *=, out=)",
     "not_a_pair": "a rule that does not return the pair it should (two gradients, or "

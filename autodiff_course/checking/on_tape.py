@@ -18,7 +18,7 @@ root at 0, ``x**0.5``, a log), with or without a ``tf.where`` around it.
 Generated mistakes: a forgotten upstream, a per-element gradient reduced to one
 number; the re-run diagnostic asks whether the rule scales with the upstream.
 Statefulness: two calls recorded before either is differentiated (two instances, for a
-factory), as any model that uses a layer twice does.
+factory, and one called again after its w was assigned), as a model trained does.
 """
 
 from __future__ import annotations
@@ -51,6 +51,14 @@ NO_RULE = (
     "for the operations you used. The exercise asks for your own backward rule: decorate "
     "the function with @tf.custom_gradient and return (output, grad_fn). (Inside "
     "tf.function the check cannot see it: take that off.)"
+)
+NOT_READ = (  # a copy of w's value made with the layer: read before it runs, stale after assign
+    "The gradient with respect to w is None, and your layer read no variable as it ran, so "
+    "TensorFlow passed grad_fn none: read w itself inside the decorated function (w * x), "
+    "not a copy of its value made with the layer (w.numpy(), w.read_value(), tf.constant(w)).",
+    "Your layer's gradients use the value w had when the layer was made: after w.assign(...), "
+    "as in every training step, they are still the old w's. Read w inside the layer when it "
+    "is called, not a copy of its value made with it (w.numpy(), w.read_value(), tf.constant(w)).",
 )
 
 
@@ -193,6 +201,8 @@ class OnTape(Harness):
         """The gradient for the variable ``w`` the layer reads, a scalar."""
         import tensorflow as tf
 
+        if grad_w is None and all(call.input_count < 2 for call in log.custom_calls):
+            raise Wrong(NOT_READ[0], "variable_not_read")
         if grad_w is None:
             raise Wrong(
                 "The gradient with respect to w is None: return it in the second part of "
@@ -252,8 +262,8 @@ class OnTape(Harness):
     def statefulness(self, answer, seen, exercise) -> None:
         """Two probes recorded before either is differentiated: each must get its own
         gradient (a grad_fn that reads a global x fails). A factory's two layers, with
-        different w, are both made before either runs, and the first runs again after the
-        second (a module-level w, or a closure caching the last call's tensors, fails)."""
+        different w, are made before either runs, the first runs again after the second (a
+        module-level w, a closure caching the last call's tensors fail) and after w.assign."""
         probe, _ = seen[0]
         other = probe.but(
             x=np.roll(probe.x, 1) * -1.0 if probe.x.ndim else -probe.x,
@@ -266,22 +276,28 @@ class OnTape(Harness):
             third = probe.but(x=0.5 * probe.x, upstream=-probe.upstream)
             calls = [(probe, first), (other, second), (third, first)]
         runs = [(p, self.record(answer, p, made)) for p, made in calls]
-        for p, (tape, x, value, log, w) in runs:
-            try:
-                grads = self.gradients(tape, x, value, w, p.upstream, p.dtype)
-                got = self._read(grads, log, p.shape, p.dtype)
-            except Wrong:
-                got = {}
-            expected = {k: v for k, v in exercise.expected(p).items() if k != "value"}
-            if not all(_close(exercise, p, k, got.get(k), want) for k, want in expected.items()):
-                how = (
-                    "two layers made side by side, with different w, and called in turn "
-                    "(the first twice) before the tape differentiates, give wrong gradients"
-                    if self.factory
-                    else "called twice before the tape differentiates (as a model that uses "
-                    "it twice does), the first call's gradient comes out wrong"
-                )
-                raise keeps_state(f"{self.name}", how)
+        if not all(self._right(exercise, p, *run) for p, run in runs):
+            how = (
+                "two layers made side by side, with different w, and called in turn "
+                "(the first twice) before the tape differentiates, give wrong gradients"
+                if self.factory
+                else "called twice before the tape differentiates (as a model that uses "
+                "it twice does), the first call's gradient comes out wrong"
+            )
+            raise keeps_state(f"{self.name}", how)
+        if self.factory:  # w assigned after the layer was made, as every training step does
+            moved = probe.but(w=-0.5 * probe.w)
+            first[1].assign(np.asarray(moved.w, dtype=probe.dtype))
+            if not self._right(exercise, moved, *self.record(answer, moved, first)):
+                raise Wrong(NOT_READ[1], "stale_variable")
+
+    def _right(self, exercise, p, tape, x, value, log, w) -> bool:
+        try:
+            grads = self.gradients(tape, x, value, w, p.upstream, p.dtype)
+            got = self._read(grads, log, p.shape, p.dtype)
+        except Wrong:
+            return False
+        return all(_close(exercise, p, k, v, exercise.expected(p)[k]) for k, v in got.items())
 
     def verified(self, exercise, probes) -> list:
         found = [upstreams_seen(probes)]
@@ -290,7 +306,7 @@ class OnTape(Harness):
                 "your grad_fn produced the gradient" if self.produced else "your custom rule ran"
             )
         found.append(
-            "two layers made side by side, called in turn, kept their own w and inputs"
+            "two layers made side by side kept their own w and inputs, and followed w.assign"
             if self.factory
             else "two calls recorded before differentiating kept their own gradients"
         )
