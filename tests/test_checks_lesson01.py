@@ -63,11 +63,11 @@ def cached_per_shape(answer):
 @pytest.mark.parametrize(
     "answer",
     [
-        lambda x: tf.sigmoid(x) - 1.0,
+        lambda x: -tf.exp(-x) / (1.0 + tf.exp(-x)),
         lambda x: -tf.sigmoid(-x),
         lambda x: -1.0 / (1.0 + tf.exp(x)),
     ],
-    ids=["sigmoid minus one", "minus sigmoid of -x", "1/(1+e^x)"],
+    ids=["the product", "minus sigmoid of -x", "1/(1+e^x)"],
 )
 def test_logistic_derivative_accepts_equivalent_forms(judge, answer):
     judge(check.logistic_derivative, answer)
@@ -110,10 +110,10 @@ def compute_gradient_diagonal(x):
             (lambda x: by_graph_gradients(lambda v: tf.nn.softplus(-v), x), "used_tape"),
             # float64 in, float64 out and precision
             (
-                lambda x: tf.cast(tf.sigmoid(tf.cast(x, tf.float32)) - 1.0, tf.float32),
+                lambda x: tf.cast(-tf.sigmoid(-tf.cast(x, tf.float32)), tf.float32),
                 "float32_not_float64",
             ),
-            (lambda x: tf.sigmoid(x) - tf.constant(1.0), "float32_not_float64"),
+            (lambda x: -tf.sigmoid(-x) * tf.constant(1.0), "float32_not_float64"),
             (
                 lambda x: tf.cast(-tf.sigmoid(-tf.cast(x, tf.float32)), x.dtype),
                 "float32_not_float64",
@@ -125,15 +125,18 @@ def compute_gradient_diagonal(x):
             (lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-x)) / 1e-3, "approximation"),
             # the generic patterns
             (lambda x: tf.fill(tf.shape(x), tf.constant(-0.5, x.dtype)), "hard_coded"),
-            (lambda x: tf.sigmoid(tf.abs(x)) - 1.0, "one_tail"),
+            (lambda x: -tf.sigmoid(-tf.abs(x)), "one_tail"),
             (lambda x: -tf.sigmoid(-tf.maximum(x, 0.0)), "clipped"),
             (lambda x: 3.0 * tf.sigmoid(x) - 1.0, "scale_and_offset"),
-            (lambda x: (tf.sigmoid(x) - 1.0) * x, "extra_factor"),
-            (lambda x: (tf.sigmoid(x) - 1.0).numpy(), "returned_numpy"),
-            (lambda x: tf.reduce_sum(tf.sigmoid(x) - 1.0), "wrong_shape"),
+            (lambda x: -tf.sigmoid(-x) * x, "extra_factor"),
+            (lambda x: (-tf.sigmoid(-x)).numpy(), "returned_numpy"),
+            (lambda x: tf.reduce_sum(-tf.sigmoid(-x)), "wrong_shape"),
+            # the right formula, but as a difference of numbers near 1: the tail cancels
+            (lambda x: tf.sigmoid(x) - 1.0, "cancellation"),
+            (lambda x: 1.0 / (1.0 + tf.exp(-x)) - 1.0, "cancellation"),
             # size-1 axes, and state kept between calls
-            (lambda x: tf.squeeze(tf.sigmoid(x) - 1.0), "broadcast_shape"),
-            (cached_per_shape(lambda x: tf.sigmoid(x) - 1.0), "keeps_state"),
+            (lambda x: tf.squeeze(-tf.sigmoid(-x)), "broadcast_shape"),
+            (cached_per_shape(lambda x: -tf.sigmoid(-x)), "keeps_state"),
         ]
     ),
 )
@@ -234,6 +237,36 @@ def central_with_step(step):
     return central_with(lambda f, x, s, h: (f(x + s * step / h) - f(x - s * step / h)) / (2 * step))
 
 
+def relative_step(f, x, h):
+    """A step scaled to the coordinate, as scipy does, instead of the h given."""
+    gradient = np.zeros_like(x)
+    for i in range(len(x)):
+        s = np.zeros_like(x)
+        s[i] = h * max(1.0, abs(x[i]))
+        gradient[i] = (f(x + s) - f(x - s)) / (2 * s[i])
+    return gradient
+
+
+def at_whole_numbers(f, x, h):
+    gradient = np.zeros(len(x))
+    for i in range(len(x)):
+        above, below = x.astype(int) + 0.0, x.astype(int) + 0.0
+        above[i] += h
+        below[i] -= h
+        gradient[i] = (f(above) - f(below)) / (2 * h)
+    return gradient
+
+
+def float32_copies(f, x, h):
+    gradient = np.zeros_like(x)
+    for i in range(len(x)):
+        above, below = x.astype(np.float32), x.astype(np.float32)
+        above[i] += h
+        below[i] -= h
+        gradient[i] = (f(above) - f(below)) / (2 * h)
+    return gradient
+
+
 def remembered_per_length(f, x, h, _seen={}):  # noqa: B006 - the state is the mistake
     if (len(x), h) not in _seen:
         _seen[(len(x), h)] = central_with_copies(f, x, h)
@@ -284,7 +317,11 @@ def one_array_two_names(f, x, h):
                 ),
                 "missed_coordinates",
             ),
-            (central_with_step(1e-5), "approximation"),
+            (central_with_step(1e-5), "own_step"),
+            (relative_step, "own_step"),
+            (at_whole_numbers, "wrong_point"),
+            (lambda f, x, h: central_with_copies(f, np.round(x), h), "wrong_point"),
+            (float32_copies, "float32_not_float64"),
             (lambda f, x, h: [(f(x + h) - f(x - h)) / (2 * h)], "wrong_shape"),
             (lambda f, x, h: f(x[0] + h), "raised"),
             # what the text asks for: an array, and the difference written out
@@ -293,7 +330,8 @@ def one_array_two_names(f, x, h):
             (lambda f, x, h: tf.constant(central_with_copies(f, x, h)), "wrong_type"),
             (lambda f, x, h: central_difference(f, x, h), "used_course_helper"),
             (lambda f, x, h: gradcheck.central_jacobian(f, x, h), "used_course_helper"),
-            (lambda f, x, h: tf.constant(central_difference(f, x, 1e-5)), "used_course_helper"),
+            # a step of its own is named first; the helper is named once the step is h
+            (lambda f, x, h: tf.constant(central_difference(f, x, 1e-5)), "own_step"),
             # size-1 axes, and state kept between calls
             (lambda f, x, h: np.squeeze(central_with_copies(f, x, h)), "broadcast_shape"),
             (remembered_per_length, "keeps_state"),

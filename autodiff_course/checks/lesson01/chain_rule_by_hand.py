@@ -28,6 +28,23 @@ def _power_of_u(got, p):
     return None
 
 
+def _cancels(got, p):
+    """Right where x is small, but at large x only as close as the rounding of numbers near
+    1 allows (a few ulps of 1, whatever the value's own size): sigmoid(x) - 1 or 1 - ..."""
+    want, eps = derivative(p), float(np.finfo(p.dtype).eps)
+    with np.errstate(invalid="ignore"):
+        off = np.abs(got - want) > 2e-5 * np.abs(want)
+        near_one = np.abs(got - want) <= 4 * eps
+    if off.any() and np.all(near_one) and np.all(p.x[off] > 1.0):
+        i = np.flatnonzero(off.ravel())[np.argmax(p.x[off])]
+        return {
+            "x": f"{p.x.ravel()[i]:g}",
+            "want": f"{want.ravel()[i]:.4g}",
+            "got": f"{got.ravel()[i]:.4g}",
+        }
+    return None
+
+
 RULE = "The chain rule gives (1/u) * e^-x * (-1) with u = 1 + e^-x; yours "
 NO_OUTER = RULE + "lacks the derivative of log(u), 1/u."
 LOG_U = RULE + "multiplies by log(u) where its derivative 1/u belongs."
@@ -40,6 +57,12 @@ VALUE = "You returned log(1 + e^-x) itself; the exercise asks for its derivative
 TWICE = "You returned sigmoid(x)(1 - sigmoid(x)), the second derivative: one too many."
 POWER = "Your derivative is -e^-x times {c} * u**{p}, with u = 1 + e^-x; the chain rule "
 POWER += "gives -e^-x * u**-1: the derivative of log(u) is 1/u, no other power of u."
+CANCELS = "Your derivative loses its digits at the positive tail: at x = {x} it is {got} "
+CANCELS += (
+    "where the answer is {want} (and 0 once sigmoid(x) rounds to 1). sigmoid(x) - 1 subtracts "
+)
+CANCELS += "two numbers close to 1, which cancels; write it without the subtraction, as "
+CANCELS += "-e^-x / (1 + e^-x) or -sigmoid(-x)."
 EXERCISE = spec.Exercise(
     number="1.1",
     title="The derivative of the logistic loss by hand",
@@ -54,7 +77,8 @@ EXERCISE = spec.Exercise(
         shapes={"float64": ((2, 4), ())},
     ),
     reference=derivative,
-    tolerance=lambda p, _: Tolerance(*((1e-11, 1e-15) if p.dtype == "float64" else (2e-5, 1e-7))),
+    # relative at every point: the positive tail, near 0, must be right to its own size
+    tolerance=lambda p, _: Tolerance(*((1e-11, 1e-300) if p.dtype == "float64" else (2e-5, 1e-30))),
     mistakes=(
         spec.Mistake("forgot_outer_derivative", NO_OUTER, lambda p: -np.exp(-p.x)),
         spec.Mistake("inverted_fraction", NO_MIDDLE, lambda p: -sig(p.x)),
@@ -67,8 +91,16 @@ EXERCISE = spec.Exercise(
         spec.Mistake("wrong_outer_factor", OTHER_E, lambda p: -np.exp(p.x) / (1 + np.exp(-p.x))),
         spec.Pattern("wrong_outer_factor", POWER, _power_of_u),
         *stray(derivative, x=lambda p: p.x),
+        spec.Pattern(
+            "cancellation",
+            CANCELS,
+            _cancels,
+            means="a difference of two numbers "
+            "close to 1 where the value is small (digits lost to cancellation)",
+        ),
     ),
-    describe={"value": "-e^-x / (1 + e^-x) = sigmoid(x) - 1"},
-    claim="By hand, -e^-x / (1 + e^-x) = sigmoid(x) - 1, right at both tails (x = -15 and 15)",
+    describe={"value": "-e^-x / (1 + e^-x) = -sigmoid(-x)"},
+    claim="By hand, -e^-x / (1 + e^-x) = -sigmoid(-x), each value right to its own size at "
+    "both tails (x = -15 and 15)",
 )
 logistic_derivative = EXERCISE.check
