@@ -383,6 +383,34 @@ def test_clipped_upstream_names_the_mistake_of_a_rule(
     judge(check.clipped_upstream, custom_gradient(forward, backward), mistake)
 
 
+@pytest.mark.parametrize(
+    "backward, mistake, words",
+    [
+        (
+            lambda up, x: tf.where(tf.abs(up) <= 1.0, up, tf.ones_like(up)) * 3.0 * x**2,
+            "clip_sign_lost",
+            "into 1, whatever its sign",
+        ),
+        (
+            lambda up, x: tf.where(tf.abs(up) <= 1.0, up, -tf.ones_like(up)) * 3.0 * x**2,
+            "clip_sign_lost",
+            "into -1, whatever its sign",
+        ),
+        (
+            lambda up, x: clip(up) * 3.0 * tf.pow(x**3, 2.0 / 3.0),
+            "fractional_power_of_negative",
+            "nan at every negative x",
+        ),
+    ],
+    ids=["+1 beyond the clip", "-1 beyond the clip", "power of the output"],
+)
+def test_clipped_upstream_names_how_the_rule_breaks(
+    judge, custom_gradient, backward, mistake, words
+):
+    answer = custom_gradient(cube, backward)
+    assert words in judge(check.clipped_upstream, answer, mistake).message
+
+
 # 3.4 custom gradient reading a variable ---------------------------------------
 
 

@@ -46,6 +46,34 @@ def _other_range(got, p):
     return {"low": lo, "high": hi}
 
 
+def _sign_lost(got, p):
+    """Right inside [-1, 1], but every upstream beyond it, of either sign, replaced by one
+    constant c: tf.where(tf.abs(upstream) <= 1, upstream, 1.0) times 3x^2."""
+    local = 3.0 * p.x**2
+    inside, outside = np.abs(p.upstream) <= 1.0, (np.abs(p.upstream) > 1.0) & (local > 1e-3)
+    signs = np.sign(p.upstream[outside])
+    if not (signs > 0).any() or not (signs < 0).any():
+        return None
+    c = got[outside] / local[outside]
+    if not matches(got[inside], (p.upstream * local)[inside], 1e-5, 1e-9):
+        return None
+    if abs(c[0]) < 1e-6 or not matches(c, np.full_like(c, c[0]), 1e-5, 1e-9):
+        return None
+    return {"c": f"{c[0]:g}"}
+
+
+def _nan_where_negative(got, p):
+    """nan at every x < 0 and right elsewhere: a fractional power of a negative number,
+    (x**3) ** (2/3) for x**2."""
+    negative = p.x < 0
+    if not negative.any() or not np.array_equal(~np.isfinite(got), negative):
+        return None
+    want = clip(p.upstream) * 3.0 * p.x**2
+    if not matches(got[~negative], want[~negative], 1e-4, 1e-9):
+        return None
+    return {"points": ", ".join(f"{v:g}" for v in p.x[negative][:3]) + ", ..."}
+
+
 EXERCISE = Exercise(
     number="3.3",
     title="Clip where the gradient enters a layer",
@@ -153,6 +181,25 @@ EXERCISE = Exercise(
             _other_range,
             part="gradient",
             means="the upstream clipped to another range than [-1, 1]",
+        ),
+        Pattern(
+            "clip_sign_lost",
+            "Your rule is right for upstreams inside [-1, 1], but turns every upstream beyond "
+            "it into {c}, whatever its sign: a large negative upstream must become -1 and a "
+            "large positive one +1. tf.clip_by_value(upstream, -1.0, 1.0) keeps the sign "
+            "(by hand: tf.sign(upstream) where |upstream| > 1), then times 3x^2.",
+            _sign_lost,
+            part="gradient",
+            means="upstreams beyond the clip replaced by one constant whatever their sign",
+        ),
+        Pattern(
+            "fractional_power_of_negative",
+            "Your gradient is nan at every negative x (x = {points}) and right elsewhere: "
+            "a fractional power of a negative number is nan, as in (x**3) ** (2/3) or tf.pow "
+            "of the output y = x**3 < 0. Take the local derivative from x itself: 3 * x**2.",
+            _nan_where_negative,
+            part="gradient",
+            means="nan from a fractional power of a negative number",
         ),
     ),
     describe={"value": "x**3", "gradient": "clip(upstream, -1, 1) * 3x^2"},
