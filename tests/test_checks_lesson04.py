@@ -114,6 +114,17 @@ def newton_until_converged(f, x):
     return x
 
 
+def newton_five_steps(f, x):
+    for _ in range(5):
+        x = newton(f, x)
+    return x
+
+
+def newton_abs_curvature(f, x):
+    first, second = nested(f, x)
+    return x - first / tf.abs(second)
+
+
 def newton_outer_repeats_f(f, x):
     outer = tf.GradientTape()
     with outer:
@@ -192,6 +203,8 @@ def newton_target_after_block(f, x):
             (lambda f, x: tf.constant([0.1, -0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), [], "hard_coded_size"),
             # a loop that converged returned the minimum, zeros: no path was cut
             (newton_until_converged, ["repeated the step"], "newton_iterated"),
+            (newton_five_steps, ["after 5 Newton steps", "one step"], "newton_iterated"),
+            (newton_abs_curvature, ["|f''(x)|", "f''(x) < 0"], "newton_abs_curvature"),
             (newton_outer_repeats_f, ["outer tape differentiated a result"], "wrong_target"),
             # size-1 axes, and state kept between calls
             (

@@ -5,6 +5,7 @@ import numpy as np
 from ...checking import spec
 from ...checking.function import Function
 from ...checking.function import negated
+from ...checking.judging import matches
 from ...checking.probes import signed
 from ...log1pexp import reference_sigmoid as s
 
@@ -13,16 +14,18 @@ DERIVATIVES = {
     "x**4 + x**2": lambda x: (x**4 + x**2, 4 * x**3 + 2 * x, 12 * x**2 + 2.0),
     "softplus(x)": lambda x: (np.logaddexp(0.0, x), s(x), s(x) * s(-x)),
     "cosh(x)": lambda x: (np.cosh(x), np.sinh(x), np.cosh(x)),
+    "sin(x)": lambda x: (np.sin(x), np.cos(x), -np.sin(x)),
 }
 
 
 def draw(rng) -> list:
     """x**4 + x**2 on a vector (0.5 <= |x| <= 2), softplus on a (2, m) matrix in [-3, 3],
     cosh on a vector (0.5 <= |x| <= 2.5), each in float32 and float64; then shapes (1,),
-    (1, 3) and (). (cosh comes late: there f'' = f, so x - f''/f' is x - f/f'.)"""
+    (1, 3) and (); last sin on a vector of both signs (0.3 <= |x| <= 2.8), where f'' < 0 for
+    x > 0. (cosh comes late: there f'' = f, so x - f''/f' is x - f/f'.)"""
     import tensorflow as tf
 
-    functions = dict(zip(DERIVATIVES, (lambda x: x**4 + x**2, tf.nn.softplus, tf.cosh)))
+    functions = dict(zip(DERIVATIVES, (lambda x: x**4 + x**2, tf.nn.softplus, tf.cosh, tf.sin)))
     n, m, k = (int(size) for size in rng.integers((3, 2, 3), (7, 5, 7)))
     drawn = [("x**4 + x**2", signed(rng, (n,), 0.5, 2.0)), ("cosh(x)", signed(rng, (k,), 0.5, 2.5))]
     drawn.insert(1, ("softplus(x)", np.round(rng.uniform(-3.0, 3.0, (2, m)), 3)))
@@ -30,6 +33,9 @@ def draw(rng) -> list:
         ("x**4 + x**2", signed(rng, (1,), 0.5, 2.0), "float32"),
         ("cosh(x)", signed(rng, (1, 3), 0.5, 2.5), "float32"),
         ("softplus(x)", signed(rng, (), 0.5, 3.0), "float64")]  # fmt: skip
+    concave = signed(rng, (int(rng.integers(3, 7)),), 0.3, 2.8)
+    concave[:2] = np.abs(concave[:2]) * (1.0, -1.0)  # f'' < 0 at one x, > 0 at another
+    plan += [("sin(x)", concave, "float64"), ("sin(x)", -concave, "float32")]
     return [spec.Probe(d, spec.as_dtype(x, d), data={"name": f, "f": functions[f]}, label=f"f(x) "
                        f"= {f} on a {d} x of shape {x.shape}") for f, x, d in plan]  # fmt: skip
 
@@ -59,12 +65,33 @@ MISTAKES = (
              lambda x, f, d1, d2: d2, "the second derivative where the Newton step belongs"),
     _mistake("first_not_second", "You returned f'(x), the first derivative.",
              lambda x, f, d1, d2: d1),
+    _mistake("newton_abs_curvature", "You divided by |f''(x)|: where f''(x) < 0 (sin(x) for "
+             "x > 0) your step goes the other way.", lambda x, f, d1, d2: x - d1 / np.abs(d2),
+             "x - f'/|f''|, wrong where f'' < 0"),
     spec.Mistake("newton_iterated", "You returned the minimum of {name}, x = 0: you repeated the "
                  "step until it converged. Newton's step is x - f'(x)/f''(x), once.",
-                 lambda p: None if p.name == "softplus(x)" else 0 * p.x,  # no minimum
+                 lambda p: 0 * p.x if p.name in ("x**4 + x**2", "cosh(x)") else None,
                  means="Newton's method run to convergence where one step is asked for"),
+    spec.Pattern("newton_iterated", "You returned the point after {k} Newton steps: you repeated "
+                 "the step in a loop. The exercise asks for one step, x - f'(x)/f''(x), computed "
+                 "once and returned.", lambda got, p: _iterated(got, p)),
 )
 # fmt: on
+
+
+def _iterated(got, p):
+    """got is x after k = 2 to 30 Newton steps, each from the exact derivatives."""
+    x, rtol = np.asarray(p.x, np.float64), 1e-4 if p.dtype == "float32" else 1e-9
+    with np.errstate(all="ignore"):
+        for k in range(1, 31):
+            _, d1, d2 = DERIVATIVES[p.name](x)
+            x = x - d1 / d2
+            if not np.all(np.isfinite(x)):
+                return None
+            if k > 1 and matches(got, x, rtol, 1e-6 if p.dtype == "float32" else 1e-12):
+                return {"k": k}
+    return None
+
 
 EXERCISE = spec.Exercise(
     number="4.1",
