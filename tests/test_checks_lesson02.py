@@ -113,6 +113,19 @@ def grads_of_copies(params, x, y):  # differentiates tensor copies of the variab
     return tape.gradient(loss, copies)
 
 
+def cached_per_dict(answer):
+    """``answer`` with its gradients remembered per params dict (by id): stale once the
+    same dict comes back with new data or new values in its variables."""
+    seen = {}
+
+    def cached(params, x, y):
+        if id(params) not in seen:
+            seen[id(params)] = answer(params, x, y)
+        return seen[id(params)]
+
+    return cached
+
+
 @pytest.mark.parametrize("answer", [grads_rewritten, grads_one_call_per_key])
 def test_2_1_accepts_a_rewritten_answer(judge, answer):
     result = judge(check.parameter_gradients, answer)
@@ -149,6 +162,7 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
             "mean_over_features",
         ),
         (grads_of_copies, "unwatched_constant"),
+        (cached_per_dict(grads_rewritten), "keeps_state"),
     ],
 )
 def test_2_1_mistakes_are_named(judge, answer, mistake):
@@ -693,6 +707,35 @@ def test_2_4_accepts_a_rewritten_answer(judge):
 )
 def test_2_4_mistakes_are_named(judge, answer, mistake):
     judged(judge, check.update_and_differentiate, answer, mistake)
+
+
+def update_rounding_decay(places):
+    return lambda average, x, decay: update_with()(average, x, round(decay, places))
+
+
+@pytest.mark.parametrize(
+    "answer, mistake, words",
+    [
+        (
+            update_with(lambda average, x, decay: average + (1 - decay) * x),
+            "moving_average_formula",
+            ["keeps all of the old average"],
+        ),
+        (
+            update_with(
+                lambda average, x, decay: (decay * average, (1 - decay) * x),
+                loss=lambda new: tf.reduce_sum(new[0] ** 2) + tf.reduce_sum(new[1] ** 2),
+                assign=False,
+            ),
+            "squares_split",
+            ["separately", "Square their sum"],
+        ),
+        (update_rounding_decay(2), "decay_rounded", ["rounded to 2 decimals"]),
+        (update_rounding_decay(1), "decay_rounded", ["rounded to 1 decimal "]),
+    ],
+)
+def test_2_4_mistakes_are_named_with_their_cause(judge, answer, mistake, words):
+    judged(judge, check.update_and_differentiate, answer, mistake, words)
 
 
 def test_instruments_are_removed_afterwards():

@@ -13,7 +13,34 @@ def draw(rng) -> list:
     """float32 and float64 data of different sizes (so a sum is no one fixed factor of a
     mean), then size-1 axes: one row, and one feature."""
     sizes = (("float32", rng.integers(3, 6), rng.integers(2, 4)), ("float64", 7, 3))
-    return [model.probe(rng, *size) for size in (*sizes, ("float32", 1, 3), ("float32", 4, 1))]
+    first, *others = [
+        model.probe(rng, *size) for size in (*sizes, ("float32", 1, 3), ("float32", 4, 1))
+    ]
+    return [first.but(handed={}, seed=int(rng.integers(2**31))), *others]
+
+
+def arguments(p) -> tuple:
+    """The model's arguments; for :func:`again`'s probe, the params dict handed over last
+    time, the same dict and variables, assigned the new values."""
+    params, x, y = model.arguments(p)
+    reused = getattr(p, "reuse", None) or {}
+    if "params" in reused:
+        for key, variable in reused["params"].items():
+            variable.assign(params[key])
+        params = reused["params"]
+    if isinstance(getattr(p, "handed", None), dict):
+        p.handed["params"] = params
+    return params, x, y
+
+
+def again(p):
+    """New data and new values of the variables, in the same params dict as the first
+    probe's last call: an answer that caches its gradients per dict (or per variable)
+    shows."""
+    if not isinstance(getattr(p, "handed", None), dict):
+        return None
+    fresh = model.probe(np.random.default_rng(p.seed), p.dtype, p.n, p.k)
+    return fresh.but(reuse=p.handed, handed=None, label=p.label)
 
 
 def another_loss(code: str, hint: str, slope, means: str) -> Mistake:
@@ -32,8 +59,9 @@ EXERCISE = Exercise(
     minutes=5,
     harness=taped(
         "`parameter_gradients`",
-        arguments=model.arguments,
+        arguments=arguments,
         read=one_tensor_per_key,
+        vary=again,
         sources=model.sources,
         main="w",
         nouns={"w": "your gradient for 'w'", "b": "your gradient for 'b'"},
@@ -74,7 +102,8 @@ EXERCISE = Exercise(
         ),
     ),
     describe={"w": "2 x^T (x w + b - y) / n", "b": "2 mean(x w + b - y)"},
-    claim="d(loss)/dw and d(loss)/db of the mean squared error, as a dict like params",
+    claim="d(loss)/dw and d(loss)/db of the mean squared error, as a dict like params, also "
+    "for the same params dict called again with new data and its variables changed",
     tolerance=model.tolerance,
 )
 parameter_gradients = EXERCISE.check

@@ -12,13 +12,15 @@ from .causes import taped
 
 
 def draw(rng) -> list:
-    """decay in [0.6, 0.95] tells d(loss)/dx = 2 (1 - decay) new from d(loss)/d(average) =
-    2 decay new and d(loss)/d(new). Lengths 3 to 6 and 1; x a tf.Variable once."""
+    """decay in [0.6, 0.96] tells d(loss)/dx = 2 (1 - decay) new from d(loss)/d(average) =
+    2 decay new and d(loss)/d(new); its third decimal is never 0, so a decay rounded (to
+    0.9, 0.95) shows. Lengths 3 to 6 and 1; x a tf.Variable once."""
     found = []
     for dtype, m, variable in (("float32", 0, True), ("float64", 0, False), ("float32", 1, False)):
         m = m or int(rng.integers(3, 7))
+        decay = round(rng.uniform(0.6, 0.95), 2) + int(rng.integers(1, 10)) / 1000
         start, x = (as_dtype(signed(rng, m, 0.2, 2.0), dtype) for _ in "ax")
-        data = dict(start=start, batch=m, variable=variable, decay=round(rng.uniform(0.6, 0.95), 2))
+        data = dict(start=start, batch=m, variable=variable, decay=decay)
         label = f"{dtype} values of length {m}, x a {'tf.Variable' if variable else 'plain tensor'}"
         found.append(Probe(dtype, x, data=data, label=label))
     return found
@@ -93,6 +95,31 @@ EXERCISE = Exercise(
             "weights must add up to 1: new_average = decay * average + (1 - decay) * x.",
             averaged(add=lambda d: d),
             means="the moving average computed with a wrong formula",
+        ),
+        Mistake(
+            "moving_average_formula",
+            "Your new average keeps all of the old average (average + (1 - decay) * x): it "
+            "keeps only the fraction decay of it: new_average = decay * average + (1 - decay) * x.",
+            averaged(keep=lambda d: 1.0),
+        ),
+        *(
+            Mistake(
+                "decay_rounded",
+                f"Your update and gradient use decay rounded to {places} "
+                f"decimal{'s' * (places > 1)} (decay = {{decay}} here): use the decay you "
+                "are given as it is, without round() or a cast.",
+                lambda p, places=places: averaged()(p.but(decay=round(p.decay, places))),
+                means="decay rounded before use",
+            )
+            for places in (2, 1)
+        ),
+        Mistake(
+            "squares_split",
+            "Your gradient is 2 (1 - decay)**2 x: your loss squares decay * average and "
+            "(1 - decay) * x separately. Square their sum, the new average: "
+            "loss = sum(new_average**2).",
+            lambda p: {"gradient": 2 * (1 - p.decay) ** 2 * p.x},
+            means="the square of a sum taken as the sum of the squares of its terms",
         ),
         Mistake(
             "updated_then_recomputed",
