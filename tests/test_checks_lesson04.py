@@ -459,6 +459,21 @@ def test_smooth_sigmoid_names_the_mistake_of_a_rule(
     judge(check.smooth_sigmoid, custom_gradient(forward, backward), mistake)
 
 
+@pytest.mark.parametrize(
+    "low, high, words",
+    [(-20.0, 20.0, "[-20, 20]"), (-30.0, 15.0, "[-30, 15]"), (-1e9, 25.0, "[-infinity, 25]")],
+    ids=["symmetric", "asymmetric", "upper only"],
+)
+def test_smooth_sigmoid_names_a_clip_of_x(judge, custom_gradient, low, high, words):
+    def clipped(up, x):
+        return slope(up, tf.clip_by_value(x, tf.cast(low, x.dtype), tf.cast(high, x.dtype)))
+
+    message = judge(
+        check.smooth_sigmoid, custom_gradient(sigmoid, clipped), "clipped_input"
+    ).message
+    assert words in message and "clips x" in message, message
+
+
 def test_an_error_in_grad_fn_is_shown_as_the_learners(judge, custom_gradient):
     answer = custom_gradient(sigmoid, lambda up, x: up * tf.sigmoid(x) @ tf.ones((2, 2)))
     assert "of your code" in judge(check.smooth_sigmoid, answer, "grad_fn_raised").message

@@ -45,6 +45,25 @@ def _tail(got, p, value=False):  # right for |x| <= 5, wrong on a tail (|x| >= 1
     return wrong & (np.abs(p.x) >= 10.0) & ~wrong[np.abs(p.x) <= 5.0].any()
 
 
+def _clipped_x(got, p):
+    """Right for |x| <= 5, and the slope at a clipped x, clip(x, low, high), beyond: each
+    bound read from the slope kept on its side (s(1 - s) = v gives x = log(s / (1 - s)))."""
+    wrong = _wrong(got, p) & (p.upstream != 0)
+    if not wrong.any() or wrong[np.abs(p.x) <= 5.0].any():
+        return None
+    bounds = []
+    for side in (p.x < 0, p.x > 0):
+        kept = (got / np.where(p.upstream == 0, 1.0, p.upstream))[wrong & side]
+        if kept.size and not (0.0 < kept[0] < 0.25):
+            return None
+        r = np.sqrt(1.0 - 4.0 * kept[0]) if kept.size else 0.0
+        bounds.append(np.log((1.0 + r) ** 2 / (4.0 * kept[0])) if kept.size else np.inf)
+    low, high = -bounds[0], bounds[1]
+    if not matches(got, p.upstream * slope(np.clip(p.x, low, high)), 1e-3, 1e-30):
+        return None
+    return {"range": f"[{low:.4g}, {high:.4g}]".replace("inf", "infinity")}
+
+
 _mistake = partial(spec.Mistake, part="gradient")
 # fmt: off
 CANCELS = ("Right near 0, wrong at x = {points}: s * (1 - s) cancels once s rounds to nearly 1 (in "
@@ -76,6 +95,10 @@ MISTAKES = (
     spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=1.0), part="gradient",
                  means="s * (1 - s): 1 - sigmoid(x) cancels on a tail"),
     spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=-1.0), part="gradient"),
+    spec.Pattern("clipped_input", "Your gradient is right near 0 but, for large |x|, that of a "
+                 "clipped x: your rule clips x to {range} before taking the slope, which then "
+                 "stops shrinking on the tails. sigmoid(x) * sigmoid(-x) needs no clip (it "
+                 "neither overflows nor cancels): use x itself.", _clipped_x, part="gradient"),
     spec.Symptom("exp_overflow", TAIL + ": {value} from an exp that overflows (in float32, (1 + "
                  "e^50)**2 passes 3.4e38). Use sigmoids only: sigmoid(x) * sigmoid(-x).",
                  _lost_far_out, part="gradient", means="a slope written with exp, which overflows"),
