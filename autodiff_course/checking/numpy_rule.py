@@ -241,6 +241,22 @@ class NumpyRule(Harness):
             for n, g, s in zip(names, returned, shapes)
         }
 
+    def _declared_shape(self, returned, probe, exercise) -> Wrong | None:
+        """A gradient of another shape than its input's that one of the exercise's declared
+        mistakes gives, with those numbers (a sum over the wrong axes), named by it."""
+        from .judge import wrong_shape
+
+        declared = {item.code for item in exercise.mistakes}
+        expected = exercise.expected(probe)
+        for name, value in zip(self.gradients, returned):
+            if not isinstance(value, np.ndarray) or not np.issubdtype(value.dtype, np.number):
+                continue
+            if value.shape != expected[name].shape:
+                found = wrong_shape(exercise, probe, value, self.name, part=name)
+                if found.mistake in declared:
+                    return found
+        return None
+
     def _forward(self, answer, probe, handed):
         """``(output, grad_fn)`` from ``rule(*inputs)``, both checked for their kind."""
         if hasattr(answer, "__wrapped__"):
@@ -287,7 +303,12 @@ class NumpyRule(Harness):
         if not self.grad_fn:
             arrays = [np.array(getattr(probe, n), dtype=dtype) for n in ("upstream", *self.inputs)]
             returned = self._call(answer, ("upstream", *self.inputs), arrays, probe, handed)
-            return Observation(self._gradients(returned, probe, expected, self.name))
+            try:
+                return Observation(self._gradients(returned, probe, expected, self.name))
+            except Wrong as wrong:
+                if wrong.mistake != "wrong_shape":
+                    raise
+                raise self._declared_shape(returned, probe, exercise) or wrong from None
         output, grad_fn = self._forward(answer, probe, handed)
         value = read_array(output, f"The output of {self.name}", expected["value"].shape, dtype)
         try:
