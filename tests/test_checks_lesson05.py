@@ -61,6 +61,12 @@ def swish_diag(values_of):
     return lambda x: tf.linalg.diag(values_of(x, tf.sigmoid(x)))
 
 
+def swish_with_float32_sigmoid(x):
+    """The hand formula, right, with only the sigmoid computed in float32."""
+    s = tf.cast(tf.sigmoid(tf.cast(x, tf.float32)), x.dtype)
+    return tf.linalg.diag(s + x * s * (1.0 - s))
+
+
 def memorised_by_function(answer):
     """The answer's result for the first call with each function or layer, whatever x:
     state kept between calls, keyed on the object handed over."""
@@ -102,6 +108,8 @@ def test_swish_jacobian_accepts_the_formula(judge):
         (swish_diag(lambda x, s: s + x * s * s), "sigmoid_squared"),
         (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
         (swish_diag(lambda x, s: x * s), "value_not_derivative"),
+        (swish_diag(lambda x, s: s + x * (1 - s)), "sigmoid_slope_one_factor"),
+        (swish_diag(lambda x, s: s + x * s), "sigmoid_slope_one_factor"),
         (
             lambda x: tf.ones_like(x)[:, None] * tf.linalg.diag_part(swish_by_hand(x))[None, :],
             "off_diagonal_nonzero",
@@ -118,6 +126,7 @@ def test_swish_jacobian_accepts_the_formula(judge):
         (lambda x: 2.0 * swish_by_hand(x), "scale_factor"),
         (lambda x: tf.cast(swish_by_hand(tf.cast(x, tf.float32)), x.dtype), "float32_not_float64"),
         (lambda x: swish_by_tape(tf.cast(x, tf.float32)), "float32_not_float64"),
+        (swish_with_float32_sigmoid, "float32_not_float64"),  # by hand: no estimate
         (
             lambda x: (lambda tape, y: tape.jacobian(y, x))(*recorded(swish, x, watch=False)),
             "unwatched_constant",
@@ -139,6 +148,16 @@ def test_swish_finite_differences_are_named(judge):
         return tf.linalg.diag((swish(x + h) - swish(x - h)) / (2 * h))
 
     judge(check.swish_jacobian, by_differences, "finite_differences")
+
+
+def test_a_float32_sigmoid_by_hand_is_not_called_an_estimate():
+    message = check.swish_jacobian.evaluate(swish_with_float32_sigmoid).message
+    assert "float32" in message and "finite-difference" not in message, message
+
+
+def test_a_missing_sigmoid_factor_is_named():
+    message = check.swish_jacobian.evaluate(swish_diag(lambda x, s: s + x * (1 - s))).message
+    assert "factor sigmoid(x) is missing" in message, message
 
 
 def test_a_squeeze_is_named_as_one():
@@ -222,6 +241,14 @@ def rows_of_a_typed_count(f, x):
     return tf.stack([tape.gradient(y, x, output_gradients=e) for e in one_hot])
 
 
+def rows_over_inputs(f, x):
+    """One row per input, not per output: one_hot(i, m) is all zeros for i >= m."""
+    tape, y = recorded(f, x, persistent=True)
+    m, n = y.shape[0], x.shape[0]
+    one_hot = [tf.one_hot(i, m, dtype=x.dtype) for i in range(n)]
+    return tf.stack([tape.gradient(y, x, output_gradients=e) for e in one_hot])
+
+
 def test_jacobian_by_rows_accepts_other_spellings(judge):
     def by_unstacking_eye(f, x):
         with tf.GradientTape(persistent=True) as tape:
@@ -249,6 +276,7 @@ def test_jacobian_by_rows_accepts_other_spellings(judge):
         (rows_with(dtype=False), "float32_not_float64"),
         (rows_with(rows=3), "upstream_shape"),
         (rows_of_a_typed_count, "hard_coded_size"),
+        (rows_over_inputs, "rows_per_input"),
         (lambda f, x: tf.squeeze(rows_with()(f, x)), "broadcast_shape"),
         (memorised_by_shape(rows_with()), "keeps_state"),
         (rows_of_the_first_size, "keeps_state"),
@@ -263,6 +291,11 @@ def test_jacobian_by_rows_names_the_mistake(judge, answer, mistake):
 
 def test_not_persistent_hint_names_the_fix():
     assert "persistent=True" in check.jacobian_by_rows.evaluate(rows_with(persistent=False)).message
+
+
+def test_rows_per_input_hint_says_one_row_per_output():
+    message = check.jacobian_by_rows.evaluate(rows_over_inputs).message
+    assert "one row per output" in message and "y.shape[0]" in message, message
 
 
 def test_the_dtype_hint_is_given_once():

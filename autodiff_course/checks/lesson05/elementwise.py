@@ -77,6 +77,21 @@ EXERCISE = spec.Exercise(
             means="a square of a sigmoid where sigmoid(x) * sigmoid(-x) belongs",
         ),
         spec.Mistake(
+            "sigmoid_slope_one_factor",
+            "Your diagonal is sigmoid(x) + x sigmoid(-x): sigmoid's slope has two factors, "
+            "sigmoid(x) * sigmoid(-x), and the factor sigmoid(x) is missing. The diagonal is "
+            "sigmoid(x) + x sigmoid(x) sigmoid(-x).",
+            _diagonal(lambda x, s: s + x * (1.0 - s)),
+            means="sigmoid's slope written as one of its two factors, sigmoid(x) or sigmoid(-x)",
+        ),
+        spec.Mistake(
+            "sigmoid_slope_one_factor",
+            "Your diagonal is sigmoid(x) + x sigmoid(x): sigmoid's slope has two factors, "
+            "sigmoid(x) * sigmoid(-x), and the factor sigmoid(-x) is missing. The diagonal is "
+            "sigmoid(x) + x sigmoid(x) sigmoid(-x).",
+            _diagonal(lambda x, s: s + x * s),
+        ),
+        spec.Mistake(
             "value_not_derivative",
             "You put the values x * sigmoid(x) on the diagonal, not their derivatives.",
             _diagonal(lambda x, s: x * s),

@@ -19,6 +19,14 @@ def sizes(rng):
     return [(dtype, {"m": int(m), "n": n}) for dtype, m, n in zip(("float32", "float64"), ms, ns)]
 
 
+def _rows_per_input(p):
+    """The rows of a loop over the n inputs: one_hot(i, m) is all zeros for i >= m."""
+    found = np.zeros((p.n, p.n))
+    rows = min(p.m, p.n)
+    found[:rows] = jacobian(p)[:rows]
+    return found
+
+
 EXERCISE = spec.Exercise(
     number="5.2",
     title="A Jacobian row by row",
@@ -47,6 +55,14 @@ EXERCISE = spec.Exercise(
             "You returned the gradient, the sum of the rows: stack one row per output.",
             lambda p: jacobian(p).sum(axis=0),
             means="a gradient where a Jacobian or Hessian belongs",
+        ),
+        spec.Mistake(
+            "rows_per_input",
+            "Your Jacobian has one row per input (x has {n} entries), but it needs one row per "
+            "output (y has {m}): row i is the gradient of y[i]. Loop over range(m), with m read "
+            "from y (y.shape[0]), and use tf.one_hot(i, m); x's size is the number of columns.",
+            _rows_per_input,
+            means="one row per input, where the Jacobian has one row per output",
         ),
     ),
     describe={"value": "the (m, n) Jacobian, row i the gradient of y[i]"},
