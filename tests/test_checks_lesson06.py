@@ -137,6 +137,13 @@ def test_the_in_place_hint_names_the_aliasing():
     assert "grads[key] = grads[key] + contribution" in message
 
 
+def test_the_in_place_hint_names_the_stored_entry():
+    message = check.accumulate_gradient.evaluate(accumulate_in_place).message
+    assert "the array stored in grads['x']" in message and "changed `contribution`" not in message
+    message = check.accumulate_gradient.evaluate(accumulate_into_contribution).message
+    assert "changed `contribution` in place" in message, message
+
+
 def test_accumulate_hints_name_the_graph():
     message = check.accumulate_gradient.evaluate(
         lambda grads, key, c: grads.__setitem__(key, c)
@@ -196,7 +203,7 @@ MULTIPLY_WRONG = [
     (rule(back=lambda g, shape: np.sum(g)), "wrong_shape"),  # a single number
     (rule(back=lambda g, shape: unbroadcast(g, shape, stretched=False)), "not_summed_back"),
     (rule(back=lambda g, shape: unbroadcast(g, shape, keepdims=False)), "broadcast_shape"),
-    (rule(back=trailing), "wrong_shape"),
+    (rule(back=trailing), "summed_trailing_axes"),
     (lambda up, a, b: rule()(up, a, b)[::-1], "reversed_order"),
     (
         lambda up, a, b: (unbroadcast(up * b, b.shape), unbroadcast(up * a, a.shape)),
@@ -224,7 +231,21 @@ MULTIPLY_WRONG = [
     (each(lambda g: g.tolist()), "returned_list"),
     (rule(back=lambda g, shape: np.resize(g, shape)), "picked_not_summed"),
     (rule(back=first_of_each), "picked_not_summed"),
+    (
+        lambda up, a, b: tuple(
+            unbroadcast(unbroadcast(up, np.shape(own)) * other, np.shape(own))
+            for own, other in ((a, b), (b, a))
+        ),
+        "summed_before_multiplying",
+    ),  # sum(upstream) * b, not sum(upstream * b)
 ]
+
+
+def test_multiply_hints_name_the_axes_and_the_order():
+    message = check.multiply_vjp.evaluate(rule(back=trailing)).message
+    assert "leading axes" in message and "not the trailing ones" in message, message
+    message = check.multiply_vjp.evaluate(MULTIPLY_WRONG[-1][0]).message
+    assert "sum(upstream) * a is not sum(upstream * a)" in message, message
 
 
 def test_multiply_shapes_are_drawn_fresh():
@@ -281,7 +302,15 @@ def matmul_square_only(upstream, a, b):
     return upstream @ b, a.T @ upstream  # fails to run on rectangular shapes
 
 
+def matmul_factorised(upstream, a, b):
+    """A product of sums where a sum of products belongs."""
+    grad_a = upstream.sum(axis=1, keepdims=True) * b.sum(axis=1)[None, :]
+    return grad_a, a.sum(axis=0)[:, None] * upstream.sum(axis=0, keepdims=True)
+
+
 MATMUL_WRONG = [
+    (matmul_factorised, "product_of_sums"),
+    (lambda up, a, b: (up @ b.T, np.outer(a.sum(axis=0), up.sum(axis=0))), "product_of_sums"),
     (lambda up, a, b: (up @ b, a.T @ up), "transposes_wrong"),
     (lambda up, a, b: (up @ b.T, a @ up), "transposes_wrong"),
     (lambda up, a, b: (b.T @ up, a.T @ up), "transposes_wrong"),
@@ -453,6 +482,8 @@ LOG1PEXP_WRONG = [
         lambda x: (np.logaddexp(0.0, np.maximum(x, -30.0)), rule_reference(x)[1]),
         "one_tail",
     ),  # a clipped tail
+    (lambda x: rule_reference(np.clip(x, -30.0, 30.0)), "clipped_x"),  # value and gradient
+    (lambda x: rule_reference(np.minimum(x, 30.0)), "clipped_x"),  # from above only
     (
         lambda x: (
             np.logaddexp(0.0, x),
@@ -539,6 +570,12 @@ def test_grad_fn_runs_with_an_upstream_that_is_not_one():
     for _, upstream in seen:  # 1 at most by chance at a point or two
         assert np.mean(np.abs(upstream) == 1.0) < 0.2
         assert upstream.size < 2 or ((upstream < 0).any() and (upstream > 0).any())
+
+
+def test_a_clipped_x_is_named_as_a_clip_on_both_sides():
+    message = check.log1pexp_rule.evaluate(lambda x: rule_reference(np.clip(x, -30, 30))).message
+    assert "clipped to at most 30" in message and "at least -30" in message, message
+    assert "right for every" not in message, message
 
 
 def test_log1pexp_hints_name_the_probe_points():

@@ -23,9 +23,25 @@ mistakes.register(  # the codes of what the reverse pass finds as it calls the a
 )
 
 
+STORED_IN_PLACE = (
+    "Your function changed the array stored in grads[{key!r}] in place (`+=`, `*=`, out=...). "
+    "That array is an earlier contribution, and the tape still holds it: the same upstream "
+    "array may be handed to several inputs, so changing it changes them all. Build a new "
+    "array instead: grads[key] = grads[key] + contribution."
+)
+
+
 def _drive(call, p):
     def accumulate(grads, key, contribution):  # each call checked as it happens
-        returned = call(grads, key, contribution)
+        stored = grads.get(key)
+        kept = np.array(stored, copy=True) if isinstance(stored, np.ndarray) else None
+        try:
+            returned = call(grads, key, contribution)
+        except Wrong as wrong:
+            if wrong.mistake == "changed_in_place" and kept is not None:
+                if not np.array_equal(stored, kept, equal_nan=True):  # the stored entry
+                    raise Wrong(STORED_IN_PLACE.format(key=key), "changed_in_place") from None
+            raise
         if key not in grads:
             raise Wrong(
                 "Your function returned a dictionary but left `grads` without the new entry: "

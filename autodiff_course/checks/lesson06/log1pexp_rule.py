@@ -12,6 +12,7 @@ from ...checking.judging import tolerance_for
 from ...checking.numpy_rule import NumpyRule
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
+from ...checking.spec import Pattern
 from ...checking.spec import Story
 from ...checking.spec import Symptom
 from .. import log1pexp_story as story
@@ -38,6 +39,50 @@ def tolerance(p, part) -> Tolerance:  # per point: rounding of the upstream's pr
 
 def _hidden(p):  # where the dtype's own atol would accept 0.0 for e^x
     return np.abs(story.reference(p)["value"]) < 100 * tolerance_for(p.dtype).atol
+
+
+CLIPPED = (
+    "Your value stops growing above x = {high}: it is {value} at x = {points}, where "
+    "log(1 + e^x) is about x. That is x clipped to at most {high}{lower}, and softplus needs no "
+    "clip: for x > 0 write it as x + log1p(e^-x) (or np.logaddexp(0, x)), which cannot "
+    "overflow, and use x itself, unclipped, in the value and in grad_fn."
+)
+LOWER = (
+    " (and to at least {low} below 0, where the value and the gradient are then stuck at "
+    "e^{low} instead of the tiny e^x)"
+)
+
+
+def _clip_at(got, p, sign) -> float | None:
+    """Where x was clipped on the side of ``sign``: the value is one constant, softplus(c),
+    at every point beyond c where it is wrong (None when it is not)."""
+    x, got = np.ravel(p.x), np.ravel(got)
+    truth = np.ravel(story.reference(p)["value"])
+    wrong = ~close_points(got, truth, 1e-2, tolerance(p, "value").atol) & (sign * x > 0)
+    held = got[wrong]
+    if held.size < 2 or not np.all(np.isfinite(held)) or held[0] <= 0:
+        return None
+    if np.ptp(held) > 1e-6 * abs(held[0]):
+        return None
+    with np.errstate(all="ignore"):
+        c = float(held[0] + np.log(-np.expm1(-held[0])))  # softplus's inverse, log(e^v - 1)
+    return c if np.isfinite(c) and sign * c < np.min(sign * x[wrong]) else None
+
+
+def _clipped(got, p):
+    high = _clip_at(got, p, 1.0)
+    if high is None:
+        return None  # a clip below 0 alone is the story of the negative tail
+    x, got = np.ravel(p.x), np.ravel(got)
+    beyond = x > high + 0.5
+    low = _clip_at(got, p, -1.0)
+    return {
+        "high": f"{high:.4g}",
+        "value": f"{got[beyond][0]:.6g}",
+        "points": ", ".join(f"{v:g}" for v in x[beyond][:3])
+        + (", ..." if beyond.sum() > 3 else ""),
+        "lower": "" if low is None else LOWER.replace("{low}", f"{low:.4g}"),
+    }
 
 
 TINY = (
@@ -85,6 +130,13 @@ EXERCISE = Exercise(
         Mistake("relu_not_softplus", STEP, lambda p: p.upstream * (p.x > 0), part="gradient"),
         Mistake("forgot_local_derivative", NO_LOCAL, lambda p: p.upstream, part="gradient"),
         *story.threshold_slips("np"),
+        Pattern(
+            "clipped_x",
+            CLIPPED,
+            _clipped,
+            part="value",
+            means="x clipped to a range of the answer's choosing before softplus",
+        ),
     ),
     stories=(story.story(library="np", flushes=False), *story.tails(), FAR_BELOW),
     describe=story.DESCRIBE,

@@ -99,6 +99,31 @@ def _elementwise(part, other):
     )
 
 
+FACTORISED = {  # part: the two sums whose outer product it is, and what gives it
+    "grad_a": (
+        "the row sums of upstream times the row sums of b",
+        lambda p: np.outer(p.upstream.sum(axis=1), p.b.sum(axis=1)),
+    ),
+    "grad_b": (
+        "the column sums of a times the column sums of upstream",
+        lambda p: np.outer(p.a.sum(axis=0), p.upstream.sum(axis=0)),
+    ),
+}
+
+
+def _factorised(part):
+    what, gives = FACTORISED[part]
+    return Mistake(
+        "product_of_sums",
+        f"Your {part} is {what} (an outer product of two sums): the sum was split into a "
+        f"product of sums, and a sum of products is not that. By the definition, "
+        f"{MEANING[part]}, one product per term: {RIGHT[part]}.",
+        gives,
+        part=part,
+        means="a sum of products computed as a product of sums",
+    )
+
+
 def _raised(wrong, p):
     """A shape error on rectangular matrices: a transpose in the wrong place."""
     shape_error = re.search(r"ValueError.*(mismatch|shape|align)", wrong.hint)
@@ -137,6 +162,8 @@ EXERCISE = Exercise(
         ),
         *_elementwise("grad_a", "b"),
         *_elementwise("grad_b", "a"),
+        _factorised("grad_a"),
+        _factorised("grad_b"),
     )
     + _transposes("grad_a", "b")
     + _transposes("grad_b", "a"),

@@ -59,6 +59,40 @@ def _reference(p):
     return {part: _gradient(part)(p) for part in OTHER}
 
 
+def _trailing_summed(part):
+    """``upstream * other`` with the axes broadcasting added summed from the end (axis=-1)
+    instead of the front, then the size-1 axes summed: another shape (None where no axis
+    was added)."""
+    own, other = OTHER[part]
+
+    def gives(p):
+        shape = np.shape(getattr(p, own))
+        terms = np.asarray(p.upstream, dtype=np.float64) * getattr(p, other)
+        if terms.ndim == len(shape):
+            return None
+        while terms.ndim > len(shape):
+            terms = terms.sum(axis=-1)
+        for axis, size in enumerate(shape):
+            if size == 1 and terms.shape[axis] != 1:
+                terms = terms.sum(axis=axis, keepdims=True)
+        return None if terms.shape == shape else terms
+
+    return gives
+
+
+def _summed_first(part):
+    """The upstream summed back to the input's shape first, then multiplied by the other
+    input and summed back again: sum(upstream) * other, not sum(upstream * other)."""
+    own, other = OTHER[part]
+
+    def gives(p):
+        shape = np.shape(getattr(p, own))
+        first = collect(p.upstream, 1.0, shape)
+        return collect(np.broadcast_to(first, np.shape(p.upstream)), getattr(p, other), shape)
+
+    return gives
+
+
 def _picked(part):
     """Every entry is one term ``upstream * other`` of the output, where an entry of the
     input took part in several: terms picked (np.resize, a slice, ``[0]``), not summed."""
@@ -101,6 +135,27 @@ def _mistakes(part):
             f"it by {other} first.",
             _gradient(part, lambda p, own, other: 1.0),
             part=part,
+        ),
+        Mistake(
+            "summed_trailing_axes",
+            f"Your {part} summed the wrong axes away: broadcasting lines shapes up from the "
+            f"right and adds the missing axes at the front, so sum upstream * {other} over the "
+            "leading axes (axis=0, until the rank is that of "
+            f"{own}), not the trailing ones (axis=-1); then over the axes where {own} has size "
+            "1, with keepdims=True.",
+            _trailing_summed(part),
+            part=part,
+            means="the axes broadcasting added summed from the end instead of the front",
+        ),
+        Mistake(
+            "summed_before_multiplying",
+            f"Your {part} sums the upstream back to the shape of {own} first and multiplies by "
+            f"{other} afterwards: sum(upstream) * {other} is not sum(upstream * {other}). "
+            f"Multiply the upstream by {other} first, at the output's shape, then sum back "
+            f"to the shape of {own}.",
+            _summed_first(part),
+            part=part,
+            means="the upstream summed back before it is multiplied by the local derivative",
         ),
         Mistake(
             "mean_not_sum",
