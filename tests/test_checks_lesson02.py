@@ -328,7 +328,7 @@ def train_rewritten(params, x, y, steps, learning_rate):  # correct: assign, lis
         w.assign(w - learning_rate * dw)
         b.assign(b - learning_rate * db)
         history.append(loss)
-    return tf.stack(history)
+    return history
 
 
 def descend(params, key, rate, gradient):
@@ -396,7 +396,7 @@ def train_into_history(params, x, y, steps, learning_rate):  # a list kept betwe
     return HISTORY
 
 
-def train_into_array(params, x, y, steps, learning_rate):  # correct: float64 NumPy numbers
+def train_into_array(params, x, y, steps, learning_rate):  # one array, where a list belongs
     losses = np.zeros(steps)
     for i, loss in enumerate(train_with()(params, x, y, steps, learning_rate)):
         losses[i] = float(loss)
@@ -433,6 +433,34 @@ def train_on_one_tape(params, x, y, steps, learning_rate):  # recorded once, bef
     return [loss] * steps
 
 
+def train_one_step_more(params, x, y, steps, learning_rate):  # range(steps + 1)
+    return train_with()(params, x, y, steps + 1, learning_rate)[:steps]
+
+
+def train_gradient_once(params, x, y, steps, learning_rate):  # the first gradient, reused
+    with tf.GradientTape() as tape:
+        first = mse(params, x, y)
+    gradients = tape.gradient(first, params)
+    history = []
+    for _ in range(steps):
+        history.append(mse(params, x, y))
+        for key, gradient in gradients.items():
+            params[key].assign_sub(learning_rate * gradient)
+    return history
+
+
+def train_b_with_w_gradient(params, x, y, steps, learning_rate):
+    history = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = mse(params, x, y)
+        dw = tape.gradient(loss, params["w"])
+        params["w"].assign_sub(learning_rate * dw)
+        params["b"].assign_sub(learning_rate * tf.reduce_sum(dw))
+        history.append(loss)
+    return history
+
+
 def train_changing(rate_of=lambda rate, i: rate * 0.5**i, lag=False):
     """The loop at step i's ``rate_of(rate, i)``; with ``lag``, the previous gradients."""
 
@@ -458,7 +486,7 @@ def train_changing(rate_of=lambda rate, i: rate * 0.5**i, lag=False):
         train_with(keep=lambda loss, gradients: float(loss)),  # logging Python numbers
         train_with(keep=lambda loss, gradients: loss.numpy()),
         train_with(keep=lambda loss, gradients: np.float64(loss)),  # a float, as float(loss)
-        train_into_array,
+        lambda *args: list(train_into_array(*args)),  # float64 NumPy numbers
     ],
 )
 def test_2_3_accepts_a_rewritten_answer(judge, answer):
@@ -552,6 +580,18 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             (),
         ),
         (train_with(keep=lambda loss, _: np.float32(loss)), "float32_not_float64", ()),
+        (train_into_array, "wrong_structure", ("NumPy array", "a Python list")),
+        (lambda *args: tf.stack(train_rewritten(*args)), "wrong_structure", ("one tensor",)),
+        (train_one_step_more, "extra_step", ("one step further",)),
+        (
+            lambda params, x, y, steps, rate: (
+                train_with()(params, x, y, steps - 1, rate) + [mse(params, x, y)]
+            ),
+            "extra_step",
+            ("one step short",),
+        ),
+        (train_gradient_once, "stale_gradient", ("computed once",)),
+        (train_b_with_w_gradient, "mixed_gradients", ("w's gradient", "its sum")),
     ],
 )
 def test_2_3_mistakes_are_named(judge, answer, mistake, words):

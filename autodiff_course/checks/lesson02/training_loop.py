@@ -20,6 +20,8 @@ mistakes.register(
         "rate_not_applied": "a parameter updated with the raw gradient, without the rate",
         "rate_changed": "a learning rate that changes from step to step",
         "stale_gradient": "each update applies the previous step's gradient",
+        "extra_step": "one step more (or fewer) than asked, its losses cut to the count",
+        "mixed_gradients": "a variable updated with another variable's gradient",
     }
 )
 
@@ -49,6 +51,15 @@ def read(value, p, exercise, name) -> dict:
         as_values(value, name=name)  # says: returned None
     listed = isinstance(value, (list, tuple)) or getattr(value, "ndim", 0) == 1
     items = list(value) if listed else [value]
+    if listed and not isinstance(value, (list, tuple)):
+        kind = "NumPy array" if isinstance(value, np.ndarray) else "tensor"
+        raise Wrong(
+            f"{name} returned the losses stacked into one {kind} of shape "
+            f"({len(items)},); the exercise asks for a Python list, one loss per step: "
+            "append each step's loss to a list and return the list itself (no tf.stack, "
+            "tf.convert_to_tensor or np.array around it).",
+            "wrong_structure",
+        )
     if any(isinstance(item, (dict, list, tuple)) for item in items):
         raise Wrong(
             "Your function returns gradients, but the exercise asks for each step's loss.",
@@ -82,6 +93,8 @@ def descend(
     clip=None,
     rates=None,
     lag=False,
+    once=False,
+    b_step=None,
 ) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
     (the sum, with ``total``) of the squared errors, at the rate to the ``power``; with
@@ -89,8 +102,10 @@ def descend(
     minus y of shape (n,)): the squared errors against mean(y), plus y's variance. The
     exercise's by default; with ``clip``, (how, limit), each step's gradients are clipped;
     ``rates(i, key, rate)`` is step i's rate for w or b; with ``lag``, each step applies the
-    previous step's gradients."""
+    previous step's gradients; with ``once``, the first step's gradients at every step;
+    ``b_step(step)`` is what b is updated with (w's gradient reduced, say)."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
+    first = None
     rate, y = p.rate**power, np.full_like(p.y, np.mean(p.y)) if table else p.y
     offset, rates, previous = (
         factor * np.var(p.y) if table else 0.0,
@@ -101,6 +116,9 @@ def descend(
         step = model.gradients(p, w, b, y=y, slope=lambda r: 2 * factor * r)
         step = clipped_step(step, *clip) if clip else step
         step, previous = (previous, step) if lag else (step, step)
+        first = step if once and i == 0 else first if once else None
+        step = first if once else step
+        step = {**step, "b": b_step(step)} if b_step and step else step
         before = factor * np.mean((p.x @ w + b - y) ** 2) + offset
         w = w + sign * rates(i, "w", rate) * step["w"] if "w" in keys and step else w
         b = b + sign * rates(i, "b", rate) * step["b"] if "b" in keys and step else b
@@ -196,6 +214,19 @@ LAGGED = (
     "(and none at the first step): apply the gradient the tape just returned, in the same "
     "step."
 )
+ONCE = (
+    "Your losses are those of a loop that applies the first step's gradient at every step: "
+    "the gradient was computed once, before the loop. Record each step's loss on a new tape "
+    "inside the loop and take that step's gradient from it."
+)
+EXTRA = (
+    "Your losses are right, but the variables end up {how}: the loop ran {count} (a "
+    "range(steps + 1) or an update after the loop?). Run exactly steps steps, one update each."
+)
+MIXED = (
+    "Your losses are those of a loop that updates b with w's gradient ({how}): each variable "
+    "takes its own gradient, params['b'].assign_sub(learning_rate * gradients['b'])."
+)
 CLIPPED = (
     "Your losses are those of descent with the gradients clipped ({how}): the exercise asks for "
     "plain gradient descent. Apply each gradient as the tape returns it: "
@@ -243,6 +274,21 @@ EXERCISE = Exercise(
         ),
         Pattern("rate_changed", DECAYED, decayed),
         variant("stale_gradient", LAGGED, lag=True),
+        variant("stale_gradient", ONCE, once=True),
+        variant("mixed_gradients", MIXED.format(how="its mean"), b_step=lambda g: g["w"].mean()),
+        variant("mixed_gradients", MIXED.format(how="its sum"), b_step=lambda g: g["w"].sum()),
+        Mistake(
+            "extra_step",
+            EXTRA.format(how="one step further", count="steps + 1 updates"),
+            lambda p: descend(p.but(steps=p.steps + 1))["params"],
+            part="params",
+        ),
+        Mistake(
+            "extra_step",
+            EXTRA.format(how="one step short", count="steps - 1 updates"),
+            lambda p: descend(p.but(steps=p.steps - 1))["params"] if p.steps > 1 else None,
+            part="params",
+        ),
         Mistake(
             "variable_replaced",
             f"{CAUSES['variable_replaced']}. Your losses are right, but the variables handed "
