@@ -99,6 +99,19 @@ class KerasLayer(OnTape):
                 raise _decorator_error(wrong) from None
         return tape, x, value, log, weight
 
+    def _read(self, grads, log, shape, dtype) -> dict:
+        """As for any rule on the tape, but a gradient for x of another float dtype than x's
+        is named as x's (the weight's has a dtype of its own)."""
+        got = getattr(getattr(grads[0], "dtype", None), "name", dtype)
+        if got != dtype and got.startswith(("float", "bfloat")):
+            raise Wrong(
+                f"The gradient for x is {got}, but x is {dtype}: each gradient has its own "
+                f"input's dtype, so return x's gradient in x's dtype ({dtype}; tf.cast(..., "
+                f"x.dtype)) and self.{self.weight}'s in the weight's, float32.",
+                "wrong_dtype",
+            )
+        return super()._read(grads, log, shape, dtype)
+
     def _grad_w(self, grad_w, log, shape, dtype):
         """The weight's gradient, in the weight's own shape and dtype."""
         name = f"The gradient for self.{self.weight}"
