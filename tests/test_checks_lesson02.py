@@ -275,6 +275,11 @@ def derivative_cached_per_function(f, x):  # the first x's derivative for every 
         (derivative_with(lambda f, x: f(float_of(x)), cast=None), "integer_dtype", ()),
         (derivative_with(cast="always"), "float32_not_float64", ()),
         (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
+        (
+            derivative_with(lambda f, x: f(x)[0] if x.shape.rank else f(x)),
+            "wrong_target",
+            ("y[0]", "the whole y"),
+        ),
         (derivative_with(lambda f, x: f(tf.constant(x.numpy()))), "numpy_detour", ()),
         (derivative_with(lambda f, x: f(tf.constant(np.asarray(x)))), "numpy_detour", ()),
         (derivative_with(lambda f, x: tf.reduce_mean(f(x))), "mean_not_sum", ("entries",)),

@@ -66,6 +66,19 @@ def read(value, p, exercise, name) -> dict:
     return one_tensor(value, p, exercise, name)
 
 
+def first_only(p):
+    """The gradient of y[0] alone: f'(x[0]) at entry 0, zeros elsewhere (vectors only)."""
+    if np.size(p.x) < 2:
+        return None
+    slope = 3 * p.a * p.x**2 + 2 * p.b * p.x + p.c * np.cos(p.x)
+    return np.where(np.arange(np.size(p.x)) == 0, slope, 0.0)
+
+
+FIRST = (
+    "Only entry 0 of your gradient is right and the others are 0: you differentiated "
+    "y[0], the first element of f(x), alone. Differentiate the whole y = f(x): "
+    "tape.gradient(y, x) gives each entry of x its own slope."
+)
 EXERCISE = Exercise(
     number="2.2",
     title="A derivative for any kind of x",
@@ -92,6 +105,7 @@ EXERCISE = Exercise(
             "You returned the second derivative f''(x): differentiate once.",
             lambda p: 6 * p.a * p.x + 2 * p.b - p.c * np.sin(p.x),
         ),
+        Mistake("wrong_target", FIRST, first_only),
     ),
     describe={"value": "df/dx of the f the check passed in, at every element of x"},
     claim="df/dx for a fresh f at every kind of x, float32 for an integer x",
