@@ -680,3 +680,35 @@ def softplus_of_wx(W):
 )
 def test_vector_jacobian_product_names_the_mistake(judge, answer, mistake):
     judge(check.vector_jacobian_product, answer, mistake)
+
+
+# the cause named in words ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "checker, answer, mistake, words",
+    [
+        (check.logistic_derivative, lambda x: tf.sigmoid(x) - 1.0, "cancellation", ["x = 15"]),
+        (check.central_gradient, central_with_step(1e-5), "own_step", ["a step of 1e-05"]),
+        (check.central_gradient, relative_step, "own_step", ["h * max(1, |x[i]|)"]),
+        (check.central_gradient, at_whole_numbers, "wrong_point", ["truncated"]),
+        (check.central_gradient, float32_copies, "float32_not_float64", ["float32"]),
+        (
+            check.vector_jacobian_product,
+            lambda W, x, dy: back_through_w(
+                W, dy * tf.sigmoid(tf.nn.softplus(tf.linalg.matvec(W, x)))
+            ),
+            "local_at_input",
+            ["at the output y"],
+        ),
+        (
+            check.vector_jacobian_product,
+            lambda W, x, dy: tf.reduce_sum(dy * local(W, x)) * x,
+            "wrong_jacobian",
+            ["x is the Jacobian of W x with respect to W"],
+        ),
+    ],
+)
+def test_mistakes_are_named_with_their_cause(judge, checker, answer, mistake, words):
+    message = judge(checker, answer, mistake).message
+    assert all(word in message for word in words), message

@@ -60,6 +60,9 @@ TWICE = "You multiplied dy by sigmoid(z)(1 - sigmoid(z)), a second derivative: "
 LOG_U = "You multiplied dy by 1/(1 + e^z), the derivative of log(u) alone: " + LOCAL
 AT_X = "You multiplied by sigmoid(x) after going back through W: " + LOCAL
 AT_X_FIRST = "You evaluated the sigmoid at x: " + LOCAL
+AT_Y = "You evaluated the sigmoid at the output y = log(1 + e^z): " + LOCAL
+X_FOR_W = "Your product is sum(dy * sigmoid(W x)) times x: x is the Jacobian of W x with "
+X_FOR_W += "respect to W. With respect to x it is W: return W^T (dy * sigmoid(W x))."
 ADDED = "You added two products with W^T; the chain rule multiplies: W^T (dy * sigmoid(W x))."
 NO_W = "You stopped at u = dy * sigmoid(W x), the upstream at z = W x: go back through W too."
 NO_T = "You went back through W, not W transposed: tf.linalg.matvec(W, u, transpose_a=True)."
@@ -89,6 +92,10 @@ EXERCISE = spec.Exercise(
         spec.Mistake("differentiated_twice", TWICE, lambda p: vjp(p, lambda z: sig(z) * sig(-z))),
         spec.Mistake("inverted_fraction", LOG_U, lambda p: vjp(p, lambda z: sig(-z))),
         spec.Mistake("local_at_input", AT_X, lambda p: vjp(p, np.ones_like) * sig(p.x)),
+        spec.Mistake(
+            "local_at_input", AT_Y, lambda p: vjp(p, lambda z: sig(reference_softplus(z)))
+        ),
+        spec.Mistake("wrong_jacobian", X_FOR_W, lambda p: (p.upstream @ sig(p.W @ p.x)) * p.x),
         spec.Mistake(
             "added_not_multiplied", ADDED, lambda p: p.W.T @ (p.upstream + sig(p.W @ p.x))
         ),
