@@ -308,6 +308,14 @@ def demand_scaled_loss(log, model, loss, scale, earlier=(), sums=(), got=None, r
             + " Scale the loss (or pass output_gradients=loss_scale), then divide.",
             "scaled_gradients_not_loss" if after else "loss_not_scaled",
         )
+    if near(scale**2) and scale != 1 and not (sums and near(max(sums))):  # not a whole sum
+        raise Wrong(
+            f"Your tape walked from the loss times loss_scale twice over ({scale:g} x {scale:g}"
+            "): the loss multiplied by loss_scale and output_gradients=loss_scale "
+            "too, or the scale applied twice otherwise, while the gradients are divided once. "
+            "Scale once, either way but not both, then divide by loss_scale.",
+            "scaled_twice",
+        )
     if abs(np.log2(abs(factor)) - round(np.log2(abs(factor)))) > 1e-3 or any(map(near, sums)):
         return
     if any(map(near, earlier)):

@@ -163,6 +163,7 @@ SHARED: dict[str, str] = {
     "loss_not_scaled": "the gradients of the unscaled loss (float16 zeros and coarse values)",
     "scaled_gradients_not_loss": "the scale applied to the gradients after the tape, not the loss",
     "hard_coded_scale": "a loss scale of its own instead of the one given",
+    "scaled_twice": "the loss scaled twice (times loss_scale and output_gradients=loss_scale)",
     "not_applied": "the gradients returned but not applied",
     "applied_twice": "the gradients applied more than once",
     "applied_other_than_returned": "the optimizer applied other gradients than those returned",
