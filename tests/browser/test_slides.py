@@ -9,10 +9,9 @@ still picture (a loaded image with its text alternative, or its table) and no ou
 is empty; and stepping through every slide finds none whose content is cut off and
 none taller than two screens, so that a room can follow it (course_tools.slides sets
 where slides start). Every slide's height is written to
-``test-artifacts/browser/slide-heights.json``. Once a lesson has been run and saved
-(so that JupyterLab trusts it), each widget is live in the slides: the picture's
-script mounts the widget from the saved state, and it answers the keyboard while
-the slide stays put.
+``test-artifacts/browser/slide-heights.json``. That each widget is live in the slides
+of a lesson run and saved is tested on the copy that test_notebooks_in_browser.py
+runs, saves and reopens (one run of the lesson for both).
 """
 
 from __future__ import annotations
@@ -22,16 +21,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from widget_pages import WIDGETS
 
 from course_tools.browser import ROOT
 from course_tools.browser import WIDGET_VIEW
 from course_tools.browser import empty_outputs
-from course_tools.browser import open_notebook
 from course_tools.browser import open_slides
 from course_tools.browser import present_slide
-from course_tools.browser import run_all_cells
-from course_tools.browser import save_notebook
 from course_tools.browser import slide_overflow
 
 LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
@@ -147,39 +142,3 @@ def test_lesson_presents_as_slides_with_every_widget_shown_and_nothing_cut_off(
     screen.screenshot(path=str(artifacts / f"slides-{path.stem}.png"))
     (artifacts / "slide-heights.json").write_text(json.dumps(HEIGHTS, indent=1))
     assert problems == [], "\n".join(problems)
-
-
-LIVE = ".widget-live-in-slides"
-
-
-@pytest.mark.parametrize("widget", WIDGETS, ids=lambda widget: widget.root.strip("."))
-def test_a_run_and_saved_lesson_presents_its_widget_live(page, lab, saved_copy, artifacts, widget):
-    base_url, token = lab
-    path = saved_copy(f"lessons/{widget.lesson}")
-    notebook = nbformat.read(ROOT / "lessons" / widget.lesson, as_version=4)
-    cell = next(
-        index
-        for index, one in enumerate(notebook.cells)
-        if any(WIDGET_VIEW in output.get("data", {}) for output in one.get("outputs", []))
-        and widget.root.strip(".") in str(one.outputs)
-    )
-    open_notebook(page, base_url, token, path)
-    run_all_cells(page)
-    save_notebook(page)
-    page.goto("about:blank")
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    open_slides(page, base_url, token, path, cell=cell)
-    page.wait_for_selector(f".reveal section.present {LIVE} {widget.root}", timeout=60_000)
-    still = page.locator(f".reveal section.present {LIVE}").first.evaluate(
-        "host => host.previousElementSibling.hidden"
-    )
-    assert still, "the still picture is still shown beside the live widget"
-    where = present_slide(page)
-    before = widget.read(page, LIVE)[widget.shown]
-    after = widget.step(page, "ArrowUp", LIVE)
-    assert after != before
-    widget.step(page, "ArrowDown", LIVE)
-    assert present_slide(page) == where, "the arrow keys moved the slides, not the widget"
-    page.screenshot(path=str(artifacts / f"slides-live-{widget.lesson}.png"))
-    assert errors == []
