@@ -182,7 +182,7 @@ def slope_read_outside_rule(with_its_gradient=False):
                     s = tf.sigmoid(a * x)
                     if not with_its_gradient:
                         return upstream * a * s
-                    terms = tf.cast(upstream * x * s, tf.float32)
+                    terms = tf.cast(upstream, tf.float32) * tf.cast(x * s, tf.float32)
                     return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(x) - 1))]
 
                 return tf.nn.softplus(a * x), grad_fn
@@ -218,7 +218,7 @@ class StaleSigmoid(keras.layers.Layer):
             s = self.kept
 
             def grad_fn(upstream, variables=None):
-                terms = tf.cast(upstream * x * s, tf.float32)
+                terms = tf.cast(upstream, tf.float32) * tf.cast(x * s, tf.float32)
                 return upstream * a * s, [
                     tf.reduce_sum(tf.reshape(terms, (-1, x.shape[-1])), axis=0)
                 ]
@@ -272,6 +272,13 @@ def documented_sigmoid_backward(upstream, a, x, variables):
     s = 1.0 - 1.0 / (1.0 + tf.exp(a * x))
     terms = tf.cast(upstream * x * s, tf.float32)
     return upstream * a * s, [tf.reduce_sum(terms, axis=tf.range(tf.rank(terms) - 1))]
+
+
+def x_gradient_in_float32(upstream, a, x, variables):
+    """Everything in float32, the input's gradient too: x's gradient is not in x's dtype."""
+    up32, a32, x32 = (tf.cast(t, tf.float32) for t in (upstream, a, x))
+    s = tf.sigmoid(a32 * x32)
+    return up32 * a32 * s, [flat_sum(up32 * x32 * s)]
 
 
 def right_x(upstream, a, x, s):
@@ -434,6 +441,14 @@ SLOPED_MISTAKES = rows(
             "sigmoid_of_minus_x",
         ),  # in the slope's gradient only
         (sloped(softplus, documented_sigmoid_backward), "sigmoid_cancels"),
+        (
+            sloped(
+                softplus,
+                backward_with(right_x, lambda u, a, x, s: [flat_sum(in_float32(u * x * s))]),
+            ),
+            "multiplied_in_float16",
+        ),  # each term formed in float16, only the product cast: 2**15 * x * s overflows
+        (sloped(softplus, x_gradient_in_float32), "wrong_dtype"),
         # state kept between calls: right on a layer's first call only
         (StaleSigmoid, "keeps_state"),
         (LatestInput, "keeps_state"),  # one layer called twice before differentiating
@@ -444,6 +459,11 @@ SLOPED_MISTAKES = rows(
 @pytest.mark.parametrize("answer, mistake", SLOPED_MISTAKES)
 def test_sloped_softplus_names_the_mistake(judge, answer, mistake):
     judge(check.sloped_softplus, answer, mistake)
+
+
+def test_sloped_softplus_names_which_gradient_has_the_wrong_dtype():
+    message = check.sloped_softplus.evaluate(sloped(softplus, x_gradient_in_float32)).message
+    assert "The gradient for x is float32, but x is float16" in message, message
 
 
 def test_sloped_softplus_stub_is_not_attempted(judge):
@@ -560,6 +580,13 @@ def hard_coded_scale(model, x, y, loss_scale, sources):
     return [g / 2.0**15 for g in tape.gradient(loss, sources)]
 
 
+def scaled_twice(model, x, y, loss_scale, sources):
+    """The loss times loss_scale, and output_gradients=loss_scale as well."""
+    with tf.GradientTape() as tape:
+        loss = mean_squared(model, x, y) * loss_scale
+    return tape.gradient(loss, sources, output_gradients=tf.constant(loss_scale, tf.float32))
+
+
 def scale_the_gradients(model, x, y, loss_scale, sources):
     """The scale multiplies the gradients after the tape: they have already underflowed."""
     return [g * loss_scale for g in not_scaled(model, x, y, loss_scale, sources)]
@@ -672,6 +699,7 @@ STEP_MISTAKES = rows(
         ),
         (step(unscale=lambda gs, s: [g * s for g in gs]), "multiplied_by_scale"),
         (step(hard_coded_scale, unscale=lambda gs, s: gs), "hard_coded_scale"),
+        (step(scaled_twice), "scaled_twice"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
         (first_scale_kept, "keeps_state"),
         (step(loss_in_float16), "loss_in_float16"),
@@ -816,6 +844,19 @@ def looked_up_in_float32(embedding, ids, upstream):
     return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
 
 
+def rows_up_to_the_largest_id(embedding, ids, upstream):
+    """A dense gradient max(ids) + 1 rows tall, not the table's size."""
+    slices = lookup_gradient(embedding, ids, upstream)
+    return tf.math.unsorted_segment_sum(slices.values, slices.indices, tf.reduce_max(ids) + 1)
+
+
+def mean_of_the_lookups(embedding, ids, upstream):
+    """The gradient of the mean of upstream * embedding(ids), not of their sum."""
+    with tf.GradientTape() as tape:
+        total = tf.reduce_mean(tf.cast(upstream, tf.float32) * tf.cast(embedding(ids), tf.float32))
+    return tf.convert_to_tensor(tape.gradient(total, embedding.embeddings))
+
+
 EMBEDDING_MISTAKES = rows(
     [
         (summed_after_block, "computed_outside_tape"),
@@ -842,6 +883,8 @@ EMBEDDING_MISTAKES = rows(
             lambda e, i, u: tf.cast(tf.convert_to_tensor(lookup_gradient(e, i, u)), u.dtype),
             "wrong_dtype",
         ),
+        (rows_up_to_the_largest_id, "rows_from_ids"),
+        (mean_of_the_lookups, "mean_not_sum"),
         (by_hand_numpy, "summed_by_hand"),
         (by_hand_segment_sum, "summed_by_hand"),
         (lambda e, i, u: tf.zeros_like(e.embeddings), "zeros"),
@@ -852,6 +895,16 @@ EMBEDDING_MISTAKES = rows(
 @pytest.mark.parametrize("answer, mistake", EMBEDDING_MISTAKES)
 def test_embedding_gradient_names_the_mistake(judge, answer, mistake):
     judge(check.embedding_gradient, answer, mistake)
+
+
+def test_embedding_hints_name_the_rows_the_dtype_and_the_mean():
+    message = check.embedding_gradient.evaluate(rows_up_to_the_largest_id).message
+    assert "largest looked up" in message and "embedding.embeddings.shape[0]" in message
+    cast = lambda e, i, u: tf.cast(tf.convert_to_tensor(lookup_gradient(e, i, u)), u.dtype)  # noqa: E731
+    message = check.embedding_gradient.evaluate(cast).message
+    assert "the dtype of the layer's output and of upstream" in message, message
+    message = check.embedding_gradient.evaluate(mean_of_the_lookups).message
+    assert "mean (tf.reduce_mean)" in message, message
 
 
 # 7.4 clip by global norm, after unscaling ------------------------------------------
@@ -929,6 +982,12 @@ def per_entry(gradients, clip_norm):
     )
 
 
+def global_clip_per_variable(gradients, clip_norm):
+    """tf.clip_by_global_norm called once per variable, the first variable's norm returned."""
+    pairs = [tf.clip_by_global_norm([g], clip_norm) for g in gradients]
+    return [clipped for (clipped,), _ in pairs], pairs[0][1]
+
+
 def summed_norms(gradients, clip_norm):
     """Each gradient's own norm added: not the global norm."""
     norm = tf.add_n([tf.norm(g) for g in gradients])
@@ -985,6 +1044,17 @@ CLIPPED_MISTAKES = rows(
         ),
         (clipped_step(not_scaled, order="unscale first"), "loss_not_scaled"),
         (clipped_step(clip=per_tensor), "clipped_per_tensor"),
+        (clipped_step(clip=global_clip_per_variable), "norm_per_variable"),
+        (
+            clipped_step(clip=lambda gs, c: tf.clip_by_global_norm(gs, c)[:1] + (tf.norm(gs[-1]),)),
+            "norm_per_variable",
+        ),  # the last variable's own norm
+        (
+            clipped_step(
+                norm=lambda clipped, unscaled, scaled: float(tf.linalg.global_norm(unscaled))
+            ),
+            "returned_numpy",
+        ),
         (clipped_step(clip=summed_norms), "summed_norms"),
         (clipped_step(clip=per_entry), "clipped_by_value"),
         (clipped_step(clip=always_rescaled), "always_rescaled"),
@@ -1007,6 +1077,14 @@ CLIPPED_MISTAKES = rows(
         (lambda m, o, x, y, s, c: clipped_step()(m, o, x, y, s, c)[0], "wrong_structure"),
     ]
 )
+
+
+def test_clipped_hints_name_the_variable_and_the_float():
+    message = check.clipped_train_step.evaluate(clipped_step(clip=global_clip_per_variable)).message
+    assert "first variable's own norm" in message and "once" in message, message
+    as_float = clipped_step(norm=lambda c, u, s: float(tf.linalg.global_norm(u)))
+    message = check.clipped_train_step.evaluate(as_float).message
+    assert "tape can differentiate" not in message and "tf.function" in message, message
 
 
 @pytest.mark.parametrize("answer, mistake", CLIPPED_MISTAKES)

@@ -13,6 +13,7 @@ MISTAKES = {
     "unscaled_twice": "gradients divided by the loss scale twice",
     "float32_copy": "the right gradients, but not from a tape on the model's own variables",
     "summed_by_hand": "the sums built by hand (segment sums, np.add.at) instead of by the tape",
+    "rows_from_ids": "a dense gradient max(ids) + 1 rows tall instead of the table's size",
     "watched_keras_variable": "tape.watch() called on a Keras Variable, which TensorFlow refuses",
     "no_recorded_path": "tape.gradient's None used: no recorded path from a variable to the target",
     "float16_meets_float32": "a float16 tensor and a float32 one in one operation (a cast missing)",

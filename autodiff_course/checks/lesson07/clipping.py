@@ -71,6 +71,14 @@ def read(value, p, built, log) -> dict:
     if not pair or type(value[0]) not in (list, tuple):
         raise Wrong(f"{NAME} should return a pair: (clipped gradients, norm).", "wrong_structure")
     clipped = bench.read(value[0], p, built, log, NAME)
+    if isinstance(value[1], (int, float, np.ndarray, np.generic)):
+        raise Wrong(
+            f"The norm is a {type(value[1]).__name__}, not a tf.Tensor: return the norm "
+            "tf.clip_by_global_norm (or tf.linalg.global_norm) gives, as it is, without "
+            "float() or .numpy(). Those take the number out of TensorFlow: inside a "
+            "tf.function, where training steps run, there is no number yet and they fail.",
+            "returned_numpy",
+        )
     found = as_values(value[1], name="The norm", shape=(), dtype="float32")
     factor = float(found) / norm(gradients(p))
     power = np.isfinite(factor) and factor > 1.5  # a power of two: never unscaled
@@ -151,6 +159,12 @@ _CLIPPED = {  # code: (hint, what the answer gives, the code's meaning)
         "a clip norm of its own instead of the one given",
     ),
 }
+PER_VARIABLE = (
+    "Your norm is the {which} variable's own norm, not the global norm of all of them: the "
+    "norm (and the clip) was taken one variable at a time, as tf.clip_by_global_norm([g], "
+    "clip_norm) in a loop or tf.clip_by_norm do. Call tf.clip_by_global_norm once, on the "
+    "whole list of unscaled gradients: it clips them together and returns their global norm."
+)
 _NORM = {
     "norm_after_clipping": (
         "Your norm is the clipped gradients'; return the norm before clipping.",
@@ -161,6 +175,11 @@ _NORM = {
         SUMMED,
         summed_norm,
         "the gradients' own norms added instead of their squares",
+    ),
+    "norm_per_variable": (
+        PER_VARIABLE.replace("{which}", "first"),
+        lambda p: norm(gradients(p)[:1]),
+        "the norm of one variable's gradient where the global norm of all belongs",
     ),
     "norm_of_scaled_gradients": (
         "Your norm is the scaled gradients' (loss_scale times too large).",
@@ -192,6 +211,12 @@ EXERCISE = Exercise(
         Pattern("unscaled_twice", TWICE, _divided_again, part="clipped"),
         Pattern("keeps_state", KEPT, _earlier_limit, part="clipped"),
         *(Mistake(c, h, g, part="norm", means=m) for c, (h, g, m) in _NORM.items()),
+        Mistake(
+            "norm_per_variable",
+            PER_VARIABLE.replace("{which}", "last"),
+            lambda p: norm(gradients(p)[-1:]),
+            part="norm",
+        ),
     ),
     describe={
         "clipped": "the unscaled gradients times clip_norm / max(norm, clip_norm)",

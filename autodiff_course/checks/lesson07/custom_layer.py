@@ -16,16 +16,21 @@ from ...checking.spec import Symptom
 from ...checking.spec import as_dtype
 
 
-def _probe(rng, policy, shape, limit, label, fixed=(), scaled=False) -> Probe:
+def _probe(rng, policy, shape, limit, label, fixed=(), scaled=False, xs=(1, 1.9)) -> Probe:
     dtype = "float32" if policy == "float32" else "float16"
     magnitudes = rng.choice(np.r_[np.arange(4, 16), np.arange(17, 33 - 8 * scaled)] / 16, shape[-1])
     slope = magnitudes * (1.0 if scaled else rng.choice([-1.0, 1.0], size=shape[-1]))
-    z = slope * rng.uniform(1, 1.9, size=shape) if scaled else rng.uniform(-limit, limit, shape)
+    z = slope * rng.uniform(*xs, size=shape) if scaled else rng.uniform(-limit, limit, shape)
     z.reshape(-1)[: len(fixed)] = fixed
     up = 2.0**15 * rng.uniform(0.6, 1.0, size=shape) if scaled else draw_upstream(rng, shape)
+    up.reshape(-1)[:1] = 2.0**15 if scaled else up.reshape(-1)[:1]
     x = as_dtype(z / slope, dtype)
-    data = {"policy": policy, "w": as_dtype(slope, "float32"), "scaled": scaled}
+    big = bool(np.max(np.abs(up * x * np.exp(-np.logaddexp(0.0, -z)))) > 65504)
+    data = {"policy": policy, "w": as_dtype(slope, "float32"), "scaled": scaled, "big": big}
     return Probe(dtype, x, upstream=as_dtype(up, dtype), data=data, label=label)
+
+
+LARGE_TERMS = "a loss-scaled mixed_float16 batch with x from 3 to 4"
 
 
 def draw(rng) -> list:
@@ -33,7 +38,8 @@ def draw(rng) -> list:
     a * x from -30 to 30 (0 and -25 among them); mixed_float16 ones with a * x from -15
     to 15 (past float16's exp overflow at 11.09: 11.5 and 14.5 among them), and one with
     an upstream scaled by 2**15 (x from 1 to 1.9, slopes 0.25 to 1.5) whose every
-    term is below float16's 65504 and whose float16 sum over the batch is not. Fresh slopes
+    term is below float16's 65504 and whose float16 sum over the batch is not, then one (x
+    from 3 to 4) where a single term upstream * x * sigmoid(a x) passes 65504. Fresh slopes
     of both signs (0.25 to 2, never 1), upstreams of both signs."""
     b, t, f = (int(n) for n in rng.integers(2, 5, size=3))
     return [
@@ -42,6 +48,7 @@ def draw(rng) -> list:
         _probe(rng, "float32", (1, 1), 30.0, "a float32 batch of 1 with 1 feature"),
         _probe(rng, "mixed_float16", (b + 2, f), 15.0, "a mixed_float16 batch", (11.5, 14.5, 0)),
         _probe(rng, "mixed_float16", (b + 4, 2), 0, "a loss-scaled mixed_float16 batch", (), True),
+        _probe(rng, "mixed_float16", (3, 2), 0, LARGE_TERMS, (), True, xs=(3, 4)),
     ]
 
 
@@ -179,6 +186,17 @@ EXERCISE = Exercise(
             at=_z,
             part="gradient",
             means="a sigmoid written 1 - 1/(1 + exp(z)), which cancels to 0 for negative z",
+        ),
+        Symptom(
+            "multiplied_in_float16",
+            "The slope's gradient is {value} for a loss-scaled upstream, where one term "
+            "upstream * x * sigmoid(a x) passes float16's largest number, 65504: the terms "
+            "were multiplied in float16 and only their product cast to float32. Cast upstream, "
+            "x and the sigmoid to float32 first, then multiply and sum.",
+            lambda got, p: ~np.isfinite(got),
+            region=lambda p: np.asarray(p.big),
+            part="grad_w",
+            means="a weight gradient's terms multiplied in float16, cast after (overflows)",
         ),
         Symptom(
             "summed_in_float16",

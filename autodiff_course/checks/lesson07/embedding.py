@@ -23,11 +23,13 @@ from .scaled_step import Step
 mistakes.register({"wrt_lookup_output": "differentiated with respect to the lookup's output"})
 
 
-def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
-    ids = rng.integers(0, vocabulary, size=shape).reshape(-1)
-    if vocabulary > 2:  # a row never looked up
-        ids[ids == int(rng.integers(1, vocabulary - 1))] = 0
-    ids[:3] = [0, vocabulary - 1, ids[-1]][: ids.size]  # both ends, and a repeat
+def _probe(rng, policy, vocabulary, dimension, shape, label, top=None) -> Probe:
+    """Ids below ``top`` (the vocabulary by default): 0, top - 1 and a repeat among them."""
+    top = vocabulary if top is None else top
+    ids = rng.integers(0, top, size=shape).reshape(-1)
+    if top > 2:  # a row never looked up
+        ids[ids == int(rng.integers(1, top - 1))] = 0
+    ids[:3] = [0, top - 1, ids[-1]][: ids.size]  # both ends, and a repeat
     out = "float16" if policy == "mixed_float16" else policy
     up = as_dtype(draw_upstream(rng, (*shape, dimension)), out)
     table = np.round(rng.uniform(-1, 1, (vocabulary, dimension)), 3)
@@ -38,8 +40,8 @@ def _probe(rng, policy, vocabulary, dimension, shape, label) -> Probe:
 def draw(rng) -> list:
     """float32, float64 and mixed_float16 Embedding layers with fresh tables; ids of shapes
     (batch, n), (n,), (1, n, 2) and (n, 1) with repeats, both ends of the vocabulary and a
-    row never looked up; a dimension of 1, a vocabulary of 1; upstreams of both signs in
-    the layer's output dtype."""
+    row never looked up; a dimension of 1, a vocabulary of 1; then a float32 table whose
+    last two rows no id looks up; upstreams of both signs in the layer's output dtype."""
     d, n, extra = (int(k) for k in rng.integers([2, 3, 1], [5, 6, 4]))
     v = 2 * n + extra  # never as many rows as lookups: the slices' rows alone show
     return [
@@ -47,7 +49,11 @@ def draw(rng) -> list:
         _probe(rng, "float64", n + 4, 1, (n + 2,), "a float64 table of dimension 1"),
         _probe(rng, "mixed_float16", v + 1, d, (1, n, 2), "a mixed_float16 table, batch of 1"),
         _probe(rng, "float32", 1, d, (n, 1), "a float32 table of 1 row"),
+        _probe(rng, "float32", n + 3, d, (n,), UNUSED_LAST_ROWS, top=n + 1),
     ]
+
+
+UNUSED_LAST_ROWS = "a float32 table whose last 2 rows are never looked up"
 
 
 def reference(p, upstream=None):
@@ -89,6 +95,24 @@ def read(value, p, built, log) -> dict:
             "differentiate with respect to the table, embedding.embeddings, not embedding(ids).",
             "wrt_lookup_output",
         )
+    rows = int(np.max(p.ids)) + 1
+    if shape_of(value) == (rows, p.table.shape[1]) != np.shape(p.table):
+        raise Wrong(
+            f"Your gradient has {rows} rows, one for each id up to the largest looked up, but "
+            f"the table has {p.table.shape[0]}: a gradient has its source's shape, and the rows "
+            "no id looks up get zeros. Take the number of rows from the table "
+            "(embedding.embeddings.shape[0]), not from ids; tf.convert_to_tensor does it.",
+            "rows_from_ids",
+        )
+    dtype = getattr(getattr(value, "dtype", None), "name", p.dtype)
+    if dtype == p.out != p.dtype:
+        raise Wrong(
+            f"Your gradient is {dtype}, the dtype of the layer's output and of upstream, but "
+            f"the table, embedding.embeddings, is {p.dtype}: a gradient has its source's "
+            "dtype. Return what the tape gives for the table as it is, converted with "
+            "tf.convert_to_tensor, without a cast to upstream's dtype.",
+            "wrong_dtype",
+        )
     found = dense_from_lookup(value, "Your function", p.table.shape, p.dtype, p.ids.size)
     return {"value": found}
 
@@ -129,6 +153,20 @@ EXERCISE = Exercise(
             "Each row counts its lookups, whatever the upstream: differentiate "
             "sum(upstream * embedding(ids)), or pass output_gradients=upstream.",
             lambda p: reference(p, np.ones_like(p.upstream)),
+        ),
+        Mistake(
+            "mean_not_sum",
+            "Your gradient is the right one divided by the number of entries of upstream * "
+            "embedding(ids): you differentiated their mean (tf.reduce_mean), where the "
+            "exercise asks for their sum. Use tf.reduce_sum, or pass output_gradients=upstream.",
+            lambda p: reference(p) / np.size(p.upstream),
+        ),
+        Mistake(
+            "mean_not_sum",
+            "Your gradient is the right one divided by the number of lookups: a mean over the "
+            "ids (tf.reduce_mean) where the exercise asks for the sum of upstream * "
+            "embedding(ids). Use tf.reduce_sum, or pass output_gradients=upstream.",
+            lambda p: reference(p) / np.size(p.ids),
         ),
         Pattern(
             "duplicates_not_summed",
