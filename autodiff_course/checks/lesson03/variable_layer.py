@@ -23,12 +23,14 @@ def draw(rng) -> list:
     """A fresh w of random sign and size (0.5 to 2.5) and x such that w x spans -100 ...
     100 (0, +-0.5, +-3, +-17, +-40, 88.5 in float32's flush band, 95 and 100 past exp's
     overflow, and fresh values): a float32 vector, a float32 (1, 3) row, and a float64
-    (3, 4) batch. Upstreams of both signs, never 1."""
+    (3, 4) batch, both with w x = -100 and 100. Upstreams of both signs, never 1."""
     probes = []
     for dtype, shape in (("float32", (len(WX) + 8,)), ("float32", (1, 3)), ("float64", (3, 4))):
         w = as_dtype(np.round(rng.uniform(0.5, 2.5), 3) * rng.choice([-1.0, 1.0]), dtype)
         wx = np.concatenate([WX, np.round(rng.uniform(-100.0, 100.0, 8), 3)])
         wx = rng.permutation(wx)[: int(np.prod(shape))]
+        if wx.size > 4:  # both ends, -100 and 100, in every batch (float32 flushes the slope)
+            wx[np.argsort(np.abs(wx))[:2]] = -100.0, 100.0
         x = as_dtype(wx.reshape(shape) / w, dtype)
         up = as_dtype(draw_upstream(rng, shape), dtype)
         label = f"w = {float(w):g} and a {dtype} x of shape {shape}"
