@@ -14,7 +14,9 @@ What is simulated:
   turns the detector on, the cell finds no ``autodiff_course`` and installs it with
   its own ``%pip install --quiet --no-deps ...`` line. The one difference from Colab
   is the source: GitHub is replaced by a copy of this checkout (the files git tracks
-  or would track), since only the package registries are reachable here.
+  or would track), since only the package registries are reachable here, built once
+  into the wheel pip would build from it (the build itself is the same on every run;
+  each fresh runtime then installs that wheel).
 
 Each notebook must run with no cell raising and no error output; solutions run
 with ``AUTODIFF_COURSE_STRICT=1`` as in the main suite, lessons without. The setup
@@ -87,6 +89,24 @@ def repository_copy(tmp_path_factory, tracked_files_copy) -> Path:
     return tracked_files_copy(tmp_path_factory.mktemp("colab-source") / "repository")
 
 
+@pytest.fixture(scope="module")
+def helper_wheel(colab_python, repository_copy, tmp_path_factory) -> Path:
+    """The wheel ``pip install git+https://github.com/...`` builds from those files, built
+    by the simulated runtime's pip."""
+    folder = tmp_path_factory.mktemp("colab-wheel")
+    pip(
+        colab_python,
+        "wheel",
+        "--quiet",
+        "--no-deps",
+        "--wheel-dir",
+        str(folder),
+        str(repository_copy),
+    )
+    (wheel,) = folder.glob("autodiff_course-*.whl")
+    return wheel
+
+
 def test_the_simulated_runtime_has_colabs_versions(colab_python, tmp_path):
     pins = colab_pins()
     code = (
@@ -140,16 +160,12 @@ def problems_in(nb) -> list[str]:
 
 
 @pytest.mark.parametrize("folder, lesson", NOTEBOOKS)
-def test_notebook_runs_top_to_bottom_on_colab(
-    folder, lesson, colab_python, repository_copy, tmp_path
-):
+def test_notebook_runs_top_to_bottom_on_colab(folder, lesson, colab_python, helper_wheel, tmp_path):
     nb = nbformat.read(ROOT / folder / lesson.filename, as_version=4)
     setup = next(cell for cell in nb.cells if cell.cell_type == "code")
     install = f"%pip install --quiet --no-deps {COURSE.helper_package_source}\n"
     assert setup.source.count(install) == 1
-    setup.source = setup.source.replace(
-        install, f"%pip install --quiet --no-deps {repository_copy}\n"
-    )
+    setup.source = setup.source.replace(install, f"%pip install --quiet --no-deps {helper_wheel}\n")
 
     pip(colab_python, "uninstall", "--yes", "autodiff-course", check=False)  # fresh runtime
     content = tmp_path / "content"  # Colab's empty working folder
