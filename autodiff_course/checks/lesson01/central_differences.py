@@ -10,13 +10,15 @@ from ...checking.probes import signed
 
 
 def draw(rng) -> list:
-    """Vectors of 2-3, 1 and 4-6 in [-2, 2] with h = 0.1, 1e-2 and 1e-3, and two functions
-    whose coordinates interact (through a . x), each with the closed form of its central
+    """Vectors of 2-3, 1 and 4-6 in [-2, 2] (the first entry beyond 1.2 in size, so that a
+    step scaled by |x_i| shows) with h = 0.1, 1e-2 and 1e-3, and two functions whose
+    coordinates interact (through a . x), each with the closed form of its central
     difference; one whose slope along the diagonal vanishes at x is passed over, as moving
     all coordinates at once and not moving any would give the same zeros there."""
     probes = []
     for n, h in zip([int(rng.integers(2, 4)), 1, int(rng.integers(4, 7))], [0.1, 1e-2, 1e-3]):
         x, a, c = (np.round(rng.uniform(-2.0, 2.0, size=n), 3), *signed(rng, (2, n), 0.5, 2, 2))
+        x[0] = np.copysign(max(abs(x[0]), 1.2), x[0])
         functions = {
             "sin(a . x)": lambda v, a=a: np.sin(a @ v),
             "sum(c x**3) + (a . x)**2": lambda v, a=a, c=c: c @ v**3 + (a @ v) ** 2,
