@@ -113,6 +113,18 @@ def grads_of_copies(params, x, y):  # differentiates tensor copies of the variab
     return tape.gradient(loss, copies)
 
 
+def grads_summing_rows(params, x, y):
+    """Predictions summed over axis 0 (the rows) wherever the shapes let it run: n = k,
+    one row or one feature (elsewhere the subtraction raises; here: the right loss)."""
+    n, k = x.shape
+    with tf.GradientTape() as tape:
+        if n == k or 1 in (n, k):
+            loss = tf.reduce_mean((tf.reduce_sum(x * params["w"], axis=0) + params["b"] - y) ** 2)
+        else:
+            loss = mse(params, x, y)
+    return tape.gradient(loss, params)
+
+
 def cached_per_dict(answer):
     """``answer`` with its gradients remembered per params dict (by id): stale once the
     same dict comes back with new data or new values in its variables."""
@@ -163,6 +175,7 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
         ),
         (grads_of_copies, "unwatched_constant"),
         (cached_per_dict(grads_rewritten), "keeps_state"),
+        (grads_summing_rows, "wrong_axis"),
     ],
 )
 def test_2_1_mistakes_are_named(judge, answer, mistake):

@@ -48,6 +48,23 @@ def another_loss(code: str, hint: str, slope, means: str) -> Mistake:
     return Mistake(code, hint, lambda p: model.gradients(p, slope=slope), means=means)
 
 
+def summed_over_rows(p):
+    """The gradients when the predictions are sum(x * w, axis=0) + b, one per feature,
+    broadcast against y (where the shapes allow: n = k, one row or one feature)."""
+    if p.n != p.k and 1 not in (p.n, p.k):
+        return None
+    column_sums = p.x.sum(axis=0)
+    errors = column_sums * p.w + p.b - p.y
+    d = 2 * errors / errors.size
+    w = column_sums * d if p.k == errors.size else column_sums * d.sum()
+    return {"w": w, "b": float(d.sum())}
+
+
+ROWS = (
+    "Your predictions sum x * w over axis 0, the rows, which gives one number per feature: "
+    "each row's prediction sums its features, tf.linalg.matvec(x, w) + b (or "
+    "tf.reduce_sum(x * w, axis=1) + b)."
+)
 ABSOLUTE = "That is the gradient of the mean absolute error; the loss squares the errors."
 ABSOLUTE_MEANS = "an absolute error where the exercise squares the errors"
 POWER = "Your gradients are those of the mean of {}; the loss squares the errors."
@@ -94,6 +111,7 @@ EXERCISE = Exercise(
             lambda p: {key: g / p.k for key, g in model.gradients(p).items()},
             means="the loss also divided by the number of features",
         ),
+        Mistake("wrong_axis", ROWS, summed_over_rows),
         Mistake(
             "broadcast_shape",
             "Your gradients are those of errors broadcast into an ({n}, {n}) table: an "
