@@ -430,6 +430,11 @@ sigmoid = tf.sigmoid
             (sigmoid, lambda up, x: up * slope(up, x), "upstream_not_linear"),
             (sigmoid, lambda up, x: None, "no_gradient"),
             (sigmoid, lambda up, x: -slope(up, x), "sign_flipped"),
+            (
+                sigmoid,
+                lambda up, x: up * tf.sigmoid(x) * (tf.sigmoid(x) - 1.0),
+                "slope_sign_flipped",  # minus the slope, cancelling to 0 on the tail
+            ),
             (sigmoid, lambda up, x: 2.0 * slope(up, x), "scale_factor"),
             # the forward value
             (lambda x: 1.0 - tf.sigmoid(x), slope, "wrong_value"),

@@ -107,6 +107,7 @@ def test_swish_jacobian_accepts_the_formula(judge):
         (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
         (swish_diag(lambda x, s: s + x * s * s), "sigmoid_squared"),
         (swish_diag(lambda x, s: s - x * s * (1 - s)), "product_rule_sign"),
+        (swish_diag(lambda x, s: s + s * (1 - s)), "product_rule_lost_x"),
         (swish_diag(lambda x, s: x * s), "value_not_derivative"),
         (swish_diag(lambda x, s: s + x * (1 - s)), "sigmoid_slope_one_factor"),
         (swish_diag(lambda x, s: s + x * s), "sigmoid_slope_one_factor"),
@@ -600,6 +601,12 @@ def forward_by_differences(f, x):
     return tf.reshape(by_differences(f, x, 1e-6, axis=-1), f(x).shape + x.shape)
 
 
+def one_pass_of_ones(f, x):  # J·1, shape y.shape: the sum of the Jacobian's columns
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+        y = f(x)
+    return acc.jvp(y)
+
+
 def source_first(f, x):
     full = forward_with()(f, x)
     y_rank = len(full.shape) - len(x.shape)
@@ -620,6 +627,7 @@ def test_forward_jacobian_accepts_forward_mode(judge, answer):
         (source_first, "transposed"),
         (forward_with(axis=0), "columns_misplaced"),
         (forward_with(tangent=tf.ones_like), "tangent_of_ones"),
+        (one_pass_of_ones, "tangent_of_ones"),
         (forward_with(dtype=False), "float32_not_float64"),
         (lambda f, x: tf.squeeze(forward_with()(f, x)), "broadcast_shape"),
         (memorised_by_shape(forward_with()), "keeps_state"),

@@ -33,6 +33,16 @@ def _cancels(got, p, sign):
     return _wrong(got, p) & _wrong(made, p) & matches(got, made, 1e-3)
 
 
+def _flipped_cancels(got, p):
+    """Wrong where upstream * s * (s - 1) in the probe's dtype is: minus the slope, and 0
+    where s - 1 cancels."""
+    import tensorflow as tf
+
+    s = tf.sigmoid(tf.constant(p.x, p.dtype))
+    made = (tf.constant(p.upstream, p.dtype) * s * (s - 1)).numpy().astype(np.float64)
+    return _wrong(got, p) & matches(got, made, 1e-3, 1e-30)
+
+
 def _lost_far_out(got, p):
     """nan, inf or a flushed 0 at |x| >= 40, though right to 1e-3 for |x| <= 20."""
     near, truth = np.abs(p.x) <= 20.0, p.upstream * slope(p.x)
@@ -92,6 +102,10 @@ MISTAKES = (
     *(_mistake("reduced_dy", "Your grad_fn reduces the upstream to one number: each element has "
                "its own upstream.", lambda p, t=t: t(p.upstream) * slope(p.x))
       for t in (np.sum, np.mean)),
+    spec.Symptom("slope_sign_flipped", "Your grad_fn has the opposite sign everywhere: s * (s - 1) "
+                 "is minus sigmoid's slope (s - 1 where 1 - s belongs), and it also cancels to 0 "
+                 "on the tail. Write the slope as sigmoid(x) * sigmoid(-x).", _flipped_cancels,
+                 part="gradient", means="s * (s - 1), minus sigmoid's slope"),
     spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=1.0), part="gradient",
                  means="s * (1 - s): 1 - sigmoid(x) cancels on a tail"),
     spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=-1.0), part="gradient"),

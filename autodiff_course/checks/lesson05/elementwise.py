@@ -70,6 +70,13 @@ EXERCISE = spec.Exercise(
             means="the product rule's two terms subtracted instead of added",
         ),
         spec.Mistake(
+            "product_rule_lost_x",
+            "Your diagonal is sigmoid(x) + sigmoid'(x): the second term of the product rule "
+            "lost its factor x. (x sigmoid(x))' = sigmoid(x) + x sigmoid'(x).",
+            _diagonal(lambda x, s: s + s * (1.0 - s)),
+            means="the product rule's second term without its factor x",
+        ),
+        spec.Mistake(
             "sigmoid_squared",
             "Your diagonal is sigmoid(x) + x sigmoid(x)**2: sigmoid's slope is sigmoid(x) "
             "(1 - sigmoid(x)), best written sigmoid(x) * sigmoid(-x), not a square.",

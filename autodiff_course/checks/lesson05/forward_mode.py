@@ -47,6 +47,14 @@ EXERCISE = spec.Exercise(
             means="one forward pass with a tangent of ones where one per entry belongs",
         ),
         spec.Mistake(
+            "tangent_of_ones",
+            "Your result has y's shape: it is J·1, one forward pass with a tangent of ones, "
+            "which gives the sum of the Jacobian's columns. The Jacobian needs one pass per "
+            "entry of x, each with a one-hot tangent e_j, the columns J e_j laid out as "
+            "y.shape + x.shape.",
+            lambda p: jacobian(p).reshape(*jacobian(p).shape[: -p.x.ndim], -1).sum(-1),
+        ),
+        spec.Mistake(
             "columns_misplaced",
             "The columns were stacked on the first axis, so the reshape mixed them: stack on "
             "the last axis, then reshape.",
