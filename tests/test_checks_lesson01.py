@@ -151,12 +151,12 @@ def central(f, x, s, h):
     return (f(x + s) - f(x - s)) / (2 * h)
 
 
-def central_with(rule=central, step=np.zeros_like):
+def central_with(rule=central, step=np.zeros_like, result=np.zeros_like):
     """The solution of 1.2 with its difference line ``rule(f, x, step, h)`` or the
-    making of its step array changed."""
+    making of its step or result array changed."""
 
     def answer(f, x, h):
-        gradient = np.zeros_like(x)
+        gradient = result(x)
         for i in range(x.size):
             s = step(x)
             s[i] = h
@@ -693,6 +693,12 @@ def test_vector_jacobian_product_names_the_mistake(judge, answer, mistake):
         (check.central_gradient, relative_step, "own_step", ["h * max(1, |x[i]|)"]),
         (check.central_gradient, at_whole_numbers, "wrong_point", ["truncated"]),
         (check.central_gradient, float32_copies, "float32_not_float64", ["float32"]),
+        (
+            check.central_gradient,
+            central_with(result=lambda x: np.zeros(len(x), dtype=int)),
+            "integer_result",
+            ["integer dtype", "truncated"],
+        ),
         (
             check.vector_jacobian_product,
             lambda W, x, dy: back_through_w(

@@ -176,6 +176,10 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
         (grads_of_copies, "unwatched_constant"),
         (cached_per_dict(grads_rewritten), "keeps_state"),
         (grads_summing_rows, "wrong_axis"),
+        (
+            grads_of(lambda p, x, y: tf.reduce_mean(predictions(p, x) - y) ** 2),
+            "square_of_mean",
+        ),
     ],
 )
 def test_2_1_mistakes_are_named(judge, answer, mistake):
@@ -790,6 +794,11 @@ def update_rounding_decay(places):
         ),
         (update_rounding_decay(2), "decay_rounded", ["rounded to 2 decimals"]),
         (update_rounding_decay(1), "decay_rounded", ["rounded to 1 decimal "]),
+        (
+            update_with(loss=lambda new: tf.reduce_sum(new) ** 2),
+            "square_of_sum",
+            ["square of the sum", "reduce_sum(new_average**2)"],
+        ),
     ],
 )
 def test_2_4_mistakes_are_named_with_their_cause(judge, answer, mistake, words):

@@ -2,11 +2,16 @@
 
 import numpy as np
 
+from ...checking import mistakes as codes
 from ...checking import spec
 from ...checking.function import Function
+from ...checking.function import one_tensor
 from ...checking.judging import Tolerance
 from ...checking.judging import matches
 from ...checking.probes import signed
+from ...checking.verdicts import Wrong
+
+codes.register({"integer_result": "the estimates stored in an integer array, which truncates them"})
 
 
 def draw(rng) -> list:
@@ -128,6 +133,9 @@ HALF_STEP = "Coordinate i moved by h/2 each way, over h: the central difference 
 HALF_STEP += "The step is h: f(x + h e_i) - f(x - h e_i), divided by 2h."
 HALF = "You divided by h instead of 2h: x + h e_i and x - h e_i are 2h apart."
 ZEROS = "Every estimate is 0: the step never reached x (two names for one array, or int steps)."
+INT_RESULT = "Your array of estimates has an integer dtype (np.zeros(n, dtype=int)), so each "
+INT_RESULT += "estimate stored in it is truncated to a whole number (0 below 1 in size). "
+INT_RESULT += "Make it a float array: np.zeros(len(x)) or np.zeros_like(x)."
 ALL = "Every entry is the same number: you moved every coordinate at once (x + h)."
 ONE = "One number came back: you moved every coordinate at once, x + h. Move coordinate i only."
 PILE = "Entry i moved coordinates 0 to i: the moved copies of x were never reset in the loop."
@@ -144,6 +152,15 @@ ROUNDED = AT_INT.format(how="rounded to whole numbers", code="np.round(x), round
 F32 = "Your moved copies of x are float32 (x.astype(np.float32), np.float32(...)): they keep "
 F32 += "about 7 digits, so the differences lose most of theirs. Keep x's float64: x.copy()."
 MISSED = "Entries {entries} are 0 and the others right: the loop never reached those coordinates."
+
+
+def _read(value, probe, exercise, name):
+    """The array returned, named as an integer one before its numbers are judged."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+        raise Wrong(INT_RESULT, "integer_result")
+    return one_tensor(value, probe, exercise, name)
+
+
 EXERCISE = spec.Exercise(
     number="1.2",
     title="A central-difference gradient",
@@ -153,6 +170,7 @@ EXERCISE = spec.Exercise(
         "`central_gradient`",
         arguments=lambda p: (p.f, p.x.copy(), p.h),
         numpy=True,
+        read=_read,
         scalars=(spec.Mistake("perturbed_all", ONE, lambda p: p.whole),),
         forbid=("gradcheck",),
         names=("f", "x", "h"),

@@ -48,6 +48,12 @@ def another_loss(code: str, hint: str, slope, means: str) -> Mistake:
     return Mistake(code, hint, lambda p: model.gradients(p, slope=slope), means=means)
 
 
+def square_of_mean(p):
+    """The gradients of mean(x w + b - y)**2: 2 mean(error) times mean(x) and 1."""
+    m = float(np.mean(p.x @ p.w + p.b - p.y))
+    return {"w": 2 * m * p.x.mean(axis=0), "b": 2 * m}
+
+
 def summed_over_rows(p):
     """The gradients when the predictions are sum(x * w, axis=0) + b, one per feature,
     broadcast against y (where the shapes allow: n = k, one row or one feature)."""
@@ -110,6 +116,14 @@ EXERCISE = Exercise(
             "error per row: tf.reduce_mean((x w + b - y)**2).",
             lambda p: {key: g / p.k for key, g in model.gradients(p).items()},
             means="the loss also divided by the number of features",
+        ),
+        Mistake(
+            "square_of_mean",
+            "Your gradients are those of (mean of the errors)**2, the square of the mean: "
+            "tf.reduce_mean(error)**2 squares after averaging. The loss is the mean of the "
+            "squared errors: tf.reduce_mean((x w + b - y)**2), the square inside.",
+            square_of_mean,
+            means="the square of the mean error instead of the mean of the squared errors",
         ),
         Mistake("wrong_axis", ROWS, summed_over_rows),
         Mistake(

@@ -123,6 +123,16 @@ EXERCISE = Exercise(
             means="the square of a sum taken as the sum of the squares of its terms",
         ),
         Mistake(
+            "square_of_sum",
+            "Your gradient is the same at every entry, 2 (1 - decay) sum(new_average): your "
+            "loss is sum(new_average)**2, the square of the sum. Square each entry first, "
+            "then sum: loss = tf.reduce_sum(new_average**2).",
+            lambda p: {
+                "gradient": np.full_like(p.x, 2 * (1 - p.decay) * averaged()(p)["average"].sum())
+            },
+            means="the square of a sum where the sum of squares belongs",
+        ),
+        Mistake(
             "updated_then_recomputed",
             "Your gradient is that of a second update: you assigned the new average first and "
             "then computed it again, from the updated variable, for the loss. Compute the new "
