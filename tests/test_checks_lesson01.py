@@ -88,6 +88,11 @@ def compute_gradient_diagonal(x):
     return tf.reshape(tf.linalg.diag_part(tf.constant(theoretical[0], x.dtype)), x.shape)
 
 
+def central_with_a_tensor_step(x):
+    step = tf.constant(1e-4, x.dtype)
+    return (tf.nn.softplus(-x - step) - tf.nn.softplus(step - x)) / (2 * step)
+
+
 @pytest.mark.parametrize(
     "answer, mistake",
     rows(
@@ -96,6 +101,7 @@ def compute_gradient_diagonal(x):
             (lambda x: tf.sigmoid(-x), "sign_flipped"),
             (lambda x: tf.exp(-x), "forgot_outer_derivative"),
             (lambda x: -tf.sigmoid(x), "inverted_fraction"),
+            (lambda x: -tf.exp(x) / (1.0 + tf.exp(x)), "inverted_fraction"),  # e^x throughout
             (lambda x: tf.exp(x) / (1.0 + tf.exp(x)), "derivative_of_softplus"),
             (lambda x: tf.nn.softplus(-x), "value_not_derivative"),
             (lambda x: tf.nn.softplus(-x) * tf.exp(-x), "value_not_derivative"),
@@ -120,9 +126,13 @@ def compute_gradient_diagonal(x):
             ),
             (
                 lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-(x - 1e-3))) / 2e-3,
-                "approximation",
+                "finite_differences",
             ),
-            (lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-x)) / 1e-3, "approximation"),
+            (
+                lambda x: (tf.nn.softplus(-(x + 1e-3)) - tf.nn.softplus(-x)) / 1e-3,
+                "finite_differences",
+            ),
+            (central_with_a_tensor_step, "finite_differences"),  # -x - h, h - x
             # the generic patterns
             (lambda x: tf.fill(tf.shape(x), tf.constant(-0.5, x.dtype)), "hard_coded"),
             (lambda x: -tf.sigmoid(-tf.abs(x)), "one_tail"),

@@ -425,6 +425,18 @@ def train_into_array(params, x, y, steps, learning_rate):  # one array, where a 
     return losses
 
 
+def train_by_keras_optimizer(params, x, y, steps, learning_rate):
+    optimizer = tf.keras.optimizers.SGD(learning_rate)
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = mse(params, x, y)
+        gradients = tape.gradient(loss, list(params.values()))
+        optimizer.apply_gradients(zip(gradients, params.values()))
+        losses.append(loss)
+    return losses
+
+
 def train_measuring_after(params, x, y, steps, learning_rate):
     history = []
     for _ in range(steps):
@@ -602,6 +614,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
             (),
         ),
         (train_with(keep=lambda loss, _: np.float32(loss)), "float32_not_float64", ()),
+        (train_by_keras_optimizer, "keras_optimizer", ("step counter", "assign_sub")),
         (train_into_array, "wrong_structure", ("NumPy array", "a Python list")),
         (lambda *args: tf.stack(train_rewritten(*args)), "wrong_structure", ("one tensor",)),
         (train_one_step_more, "extra_step", ("one step further",)),

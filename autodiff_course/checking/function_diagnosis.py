@@ -50,6 +50,14 @@ FLOAT32_INSIDE = (
     "every step in the input's dtype."
 )
 
+KERAS_OPTIMIZER = (
+    "Your result is float64, but only about as precise as float32: your function made "
+    "variables of its own, one of them an integer step counter, as a Keras optimizer does. "
+    "An optimizer keeps its learning rate as a float32 variable, so each update of a "
+    "float64 variable is rounded to float32's digits. Write each update yourself, "
+    "variable.assign_sub(learning_rate * gradient), in the variable's dtype."
+)
+
 
 class Diagnosis:
     """The diagnostics of :class:`~.function.Function` for a wrong result."""
@@ -86,7 +94,11 @@ class Diagnosis:
                     f"shape {call.shapes[0]}, where x has shape {batch}). {self.whole_batch}",
                     "called_on_slices",
                 )
-        if "finite_differences" not in self.forbid or observation.log.used_any_autodiff:
+        if observation.log.used_any_autodiff:
+            return None
+        if self.by_hand:
+            return self._shifted(case)
+        if "finite_differences" not in self.forbid:
             return None
         got, expected = case.got, case.expected
         scale = float(np.max(np.abs(expected))) if expected.size else 0.0
@@ -106,6 +118,28 @@ class Diagnosis:
             "differentiation: that is a finite-difference estimate. Its error cannot fall "
             "below the rounding error divided by the step, and the check allows a relative "
             f"{case.tolerance.rtol:.0e}. Differentiate with a tape.",
+            "finite_differences",
+            point=case.point(),
+        )
+
+    def _shifted(self, case) -> Wrong | None:
+        """A by-hand answer near the answer that evaluated at x plus or minus a small step:
+        a finite difference where the exercise asks for a formula."""
+        got, expected = case.got, case.expected
+        if not _close_on_the_whole(got, expected, 1e-2):
+            return None
+        run, arguments, _ = case.observation.details["recorded"]()
+        sources = [a for a in arguments if hasattr(a, "shape")]
+        step = _step_added(run.provenance.operations, sources) if run.provenance else None
+        if step is None:
+            return None
+        largest = float(np.max(np.abs(got - expected)))
+        scale = float(np.max(np.abs(expected)))
+        return Wrong(
+            f"Your function evaluates at x + {step:g} or x - {step:g} and is near the answer "
+            f"(off by up to {100 * largest / scale:.2g}% of its largest value) but not exact: "
+            "that is a finite-difference estimate. The exercise asks for the derivative "
+            "worked out by hand, a formula in x, which is exact to the last digits.",
             "finite_differences",
             point=case.point(),
         )
@@ -148,6 +182,8 @@ class Diagnosis:
             return None
         if not run.provenance.narrowed_to_float32():
             return None
+        if _made_a_step_counter(run.provenance.operations):
+            return Wrong(KERAS_OPTIMIZER, "keras_optimizer")
         return Wrong(FLOAT32_INSIDE, "float32_not_float64")
 
     def generated(self, case) -> list:
@@ -210,3 +246,31 @@ def _which_call(log) -> str:
     number = calls.index(found[0]) + 1
     nth = {2: "2nd", 3: "3rd"}.get(number, f"{number}th")
     return f"It first shows at the {nth} tape.gradient call; the ones before it had every gradient."
+
+
+def _step_added(operations, sources) -> float | None:
+    """The small step (0 < |h| <= 0.1) an operation added to or took from a source (or
+    from its negative)."""
+    sources = list(sources)
+    for op in operations:
+        if op.name == "Neg" and any(t is s for t in op.inputs for s in sources):
+            sources.extend(op.outputs)
+        if op.name not in ("AddV2", "Add", "Sub") or not any(
+            t is s for t in op.inputs for s in sources
+        ):
+            continue
+        others = [t for t in op.inputs if not any(t is s for s in sources)]
+        for value in [*op.numbers, *(np.asarray(t) for t in others if t.shape.rank == 0)]:
+            if 0 < abs(float(value)) <= 0.1:
+                return abs(float(value))
+    return None
+
+
+def _made_a_step_counter(operations) -> bool:
+    """The run created variables and assigned an integer to one: an optimizer's
+    ``iterations``."""
+    made = any(op.name == "VarHandleOp" for op in operations)
+    return made and any(
+        op.name == "AssignVariableOp" and op.inputs[1:] and op.inputs[-1].dtype.is_integer
+        for op in operations
+    )
