@@ -440,7 +440,7 @@ SLOPED_MISTAKES = rows(
             ),
             "sigmoid_of_minus_x",
         ),  # in the slope's gradient only
-        (sloped(softplus, documented_sigmoid_backward), "sigmoid_cancels"),
+        (sloped(softplus, documented_sigmoid_backward), "cancellation"),
         (
             sloped(
                 softplus,
@@ -625,6 +625,16 @@ def first_scale_kept(model, optimizer, x, y, loss_scale):
     return step()(model, optimizer, x, y, scale)
 
 
+_first_unscale: dict = {}
+
+
+def first_scale_kept_to_unscale(model, optimizer, x, y, loss_scale):
+    """State kept between calls: the loss scaled by this call's loss_scale, the gradients
+    divided by the first call's."""
+    kept = _first_unscale.setdefault("scale", loss_scale)
+    return step(unscale=lambda gs, s: [g / kept for g in gs])(model, optimizer, x, y, loss_scale)
+
+
 def zeros_step(model, optimizer, x, y, loss_scale):
     gradients = [tf.zeros_like(v) for v in model.trainable_variables]
     optimizer.apply(gradients, model.trainable_variables)
@@ -702,6 +712,7 @@ STEP_MISTAKES = rows(
         (step(scaled_twice), "scaled_twice"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
         (first_scale_kept, "keeps_state"),
+        (first_scale_kept_to_unscale, "keeps_state"),  # the answer times this scale / the first
         (step(loss_in_float16), "loss_in_float16"),
         (step(divided_by_the_scale, unscale=lambda gs, s: [g * s for g in gs]), "loss_not_scaled"),
         # the loss itself

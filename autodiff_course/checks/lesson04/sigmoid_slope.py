@@ -106,9 +106,8 @@ MISTAKES = (
                  "is minus sigmoid's slope (s - 1 where 1 - s belongs), and it also cancels to 0 "
                  "on the tail. Write the slope as sigmoid(x) * sigmoid(-x).", _flipped_cancels,
                  part="gradient", means="s * (s - 1), minus sigmoid's slope"),
-    spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=1.0), part="gradient",
-                 means="s * (1 - s): 1 - sigmoid(x) cancels on a tail"),
-    spec.Symptom("sigmoid_cancellation", CANCELS, partial(_cancels, sign=-1.0), part="gradient"),
+    spec.Symptom("cancellation", CANCELS, partial(_cancels, sign=1.0), part="gradient"),
+    spec.Symptom("cancellation", CANCELS, partial(_cancels, sign=-1.0), part="gradient"),
     spec.Pattern("clipped_input", "Your gradient is right near 0 but, for large |x|, that of a "
                  "clipped x: your rule clips x to {range} before taking the slope, which then "
                  "stops shrinking on the tails. sigmoid(x) * sigmoid(-x) needs no clip (it "

@@ -177,7 +177,7 @@ EXERCISE = Exercise(
             means="log(1 + exp(z)) for the value, which overflows (float16 from 11.09)",
         ),
         Symptom(
-            "sigmoid_cancels",
+            "cancellation",
             "Your gradient for x is {value} at {points} (a x = ...), where sigmoid(a x) is "
             "small but not 0: a sigmoid written 1 - 1/(1 + exp(a x)) cancels there, as "
             "1 + exp(a x) rounds to 1 (lesson 03's documented rule). Use tf.sigmoid(a x).",
@@ -185,7 +185,6 @@ EXERCISE = Exercise(
             region=lambda p: (_z(p) < -17) & (p.upstream != 0),
             at=_z,
             part="gradient",
-            means="a sigmoid written 1 - 1/(1 + exp(z)), which cancels to 0 for negative z",
         ),
         Symptom(
             "multiplied_in_float16",
