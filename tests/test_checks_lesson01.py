@@ -137,6 +137,7 @@ def central_with_a_tensor_step(x):
             (lambda x: tf.fill(tf.shape(x), tf.constant(-0.5, x.dtype)), "hard_coded"),
             (lambda x: -tf.sigmoid(-tf.abs(x)), "one_tail"),
             (lambda x: -tf.sigmoid(-tf.maximum(x, 0.0)), "clipped"),
+            (lambda x: -1.0 / (1.0 + tf.exp(tf.clip_by_value(x, -20.0, 20.0))), "clipped_input"),
             (lambda x: 3.0 * tf.sigmoid(x) - 1.0, "scale_and_offset"),
             (lambda x: -tf.sigmoid(-x) * x, "extra_factor"),
             (lambda x: (-tf.sigmoid(-x)).numpy(), "returned_numpy"),
@@ -402,6 +403,7 @@ def upstream_in_float32(o, t):
             (lambda o, t: tf.ones_like(o), "dy_of_ones"),
             (lambda o, t: tf.reduce_mean(tf.square(o - t)), "value_not_derivative"),
             (lambda o, t: 2.0 * tf.reduce_mean(o - t) * tf.ones_like(o), "reduced_dy"),
+            (lambda o, t: 2.0 * tf.reduce_mean((o - t) ** 2) * tf.ones_like(o), "reduced_dy"),
             (lambda o, t: by_tape(lambda o: tf.reduce_mean((o - t) ** 2), o), "used_tape"),
             (
                 lambda o, t: by_graph_gradients(lambda o: tf.reduce_mean((o - t) ** 2), o),
@@ -549,6 +551,10 @@ def log1pexp_in_float32(x):
             (loss_gradient_with(lambda o, t, x: tf.abs(reference_dy(o, t, x))), "lost_sign"),
             (loss_gradient_with(lambda o, t, x: 2.0 * (o - t) / tf.size(o)), "integer_mixed_in"),
             (loss_gradient_with(lambda o, t, x: reference_dy(o, t, x) + 0.1), "wrong_dy"),
+            (  # one number for every element: 2 * loss
+                loss_gradient_with(lambda o, t, x: 2.0 * mean_squared_error(o, t) + 0.0 * o),
+                "reduced_dy",
+            ),
             (lambda x, t: loss_gradient_with()(x, t) * x, "extra_factor"),
             (loss_gradient_with(output=log1pexp_in_float32), "float32_not_float64"),
             # dy by hand: not from another tape, not ones with dy multiplied in afterwards
@@ -671,6 +677,11 @@ def softplus_of_wx(W):
                 "wrong_local_derivative",
             ),
             (lambda W, x, dy: back_through_w(W, dy * (1.0 - local(W, x))), "inverted_fraction"),
+            (lambda W, x, dy: back_through_w(W, dy * local(-W, x)), "inverted_fraction"),
+            (  # J dy with J built right: the product from the wrong side
+                lambda W, x, dy: tf.linalg.matvec(local(W, x)[:, None] * W, dy),
+                "no_transpose",
+            ),
             # the generic patterns
             (lambda W, x, dy: back_through_w(W, dy * local(W, x)) - x, "added_term"),
             (lambda W, x, dy: -back_through_w(W, dy * local(W, x)), "sign_flipped"),
@@ -698,7 +709,7 @@ def test_vector_jacobian_product_names_the_mistake(judge, answer, mistake):
 @pytest.mark.parametrize(
     "checker, answer, mistake, words",
     [
-        (check.logistic_derivative, lambda x: tf.sigmoid(x) - 1.0, "cancellation", ["x = 15"]),
+        (check.logistic_derivative, lambda x: tf.sigmoid(x) - 1.0, "cancellation", ["x = 30"]),
         (check.central_gradient, central_with_step(1e-5), "own_step", ["a step of 1e-05"]),
         (check.central_gradient, relative_step, "own_step", ["h * max(1, |x[i]|)"]),
         (check.central_gradient, at_whole_numbers, "wrong_point", ["truncated"]),

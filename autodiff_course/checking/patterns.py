@@ -82,6 +82,23 @@ def _indices(mask) -> str:
     )
 
 
+def _stops_changing(got, right, inputs):
+    """``(low, high, words)``: the inputs of the right entries, where every wrong entry lies
+    beyond them and those on each side all have one value (at least two of them), and
+    those values in words."""
+    off = ~right
+    low, high = float(np.min(inputs[right])), float(np.max(inputs[right]))
+    sides = (off & (inputs > high), off & (inputs < low))
+    if off.sum() != sum(side.sum() for side in sides) or max(s.sum() for s in sides) < 2:
+        return None
+    found = []
+    for side, words in zip(sides, (f"above {high:g}", f"below {low:g}")):
+        if side.any() and not np.allclose(got[side], got[side].ravel()[0], rtol=1e-6, atol=0):
+            return None
+        found += [f"{got[side].ravel()[0]:.4g} at every x {words}"] if side.any() else []
+    return low, high, " and ".join(found)
+
+
 def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) -> Wrong | None:
     """The Wrong for an answer right on part of the probes, or None."""
     if got.shape != expected.shape or got.size <= 1 or not np.all(np.isfinite(got)):
@@ -114,6 +131,17 @@ def partly_right(got, expected, rtol: float, atol: float, what: str, at=None) ->
                         f"an abs(), a tf.where or a condition on the sign of x.",
                         "one_tail",
                     )
+    exact = close_points(got, expected, rtol, atol)
+    if at is not None and np.shape(at) == got.shape and exact.any():
+        beyond = _stops_changing(got, exact, np.asarray(at, dtype=np.float64))
+        if beyond is not None:
+            return Wrong(
+                f"{_head(what)} {_is(what)} right for x from {beyond[0]:g} to {beyond[1]:g}, "
+                f"but then stops changing: {beyond[2]}, as if x (or the result) were "
+                "clipped (tf.clip_by_value, tf.minimum or tf.maximum). The formula holds for "
+                "every x: use x itself, unclipped.",
+                "clipped_input",
+            )
     flipped = (np.sign(got) != np.sign(expected)) & (got != 0) & (expected != 0)
     if flipped.any() and matches(np.abs(got), np.abs(expected), rtol, floor):
         return Wrong(

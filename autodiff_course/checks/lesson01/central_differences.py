@@ -110,7 +110,12 @@ def _float32_copies(got, p):
 def _missed(got, p):
     unset = (got == 0.0) & (p.exact != 0.0)
     if unset.any() and not unset.all() and matches(got[~unset], p.exact[~unset], 1e-9, 1e-9):
-        return {"entries": ", ".join(str(i) for i in np.flatnonzero(unset))}
+        found = [str(i) for i in np.flatnonzero(unset)]
+        return {
+            "entries": f"Entries {', '.join(found)} are"
+            if len(found) > 1
+            else f"Entry {found[0]} is"
+        }
     return None
 
 
@@ -151,7 +156,7 @@ TRUNCATED = AT_INT.format(how="truncated to whole numbers", code="x.astype(int),
 ROUNDED = AT_INT.format(how="rounded to whole numbers", code="np.round(x), round(x[i])")
 F32 = "Your moved copies of x are float32 (x.astype(np.float32), np.float32(...)): they keep "
 F32 += "about 7 digits, so the differences lose most of theirs. Keep x's float64: x.copy()."
-MISSED = "Entries {entries} are 0 and the others right: the loop never reached those coordinates."
+MISSED = "{entries} 0 and the others right: the loop never reached those coordinates."
 
 
 def _read(value, probe, exercise, name):

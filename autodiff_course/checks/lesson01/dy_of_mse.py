@@ -71,6 +71,26 @@ def dy_mistakes(times=lambda p: 1.0, skip=(), then: str = "") -> tuple:
     return tuple(mistake for mistake in found if mistake.code not in skip)
 
 
+def constant_dy(implied=None, what: str = "Your dy") -> spec.Pattern:
+    """dy one number at every element (the loss, 2 * loss, ...) where the residuals vary."""
+
+    def find(got, p):
+        used = np.asarray(got if implied is None else implied(got, p), np.float64).ravel()
+        if used.size < 2 or not np.all(np.isfinite(used)) or np.ptp(dy(p)) == 0:
+            return None
+        if np.ptp(used) > 1e-4 * np.max(np.abs(used)):
+            return None
+        return {"c": f"{used[0]:.4g}"}
+
+    return spec.Pattern(
+        "reduced_dy",
+        what + " is one number, {c}, at every element: dy has one entry per element, "
+        "2 (output - target) / N from that element's own residual, not a single number such "
+        "as the loss.",
+        find,
+    )
+
+
 def linear_dy(implied=None, what: str = "Your dy") -> spec.Pattern:
     return linear_mix(
         "wrong_dy",

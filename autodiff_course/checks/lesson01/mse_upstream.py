@@ -38,6 +38,7 @@ EXERCISE = spec.Exercise(
             mse.dy,
             **{"(output - target)**2": lambda p: (p.output - p.target) ** 2},
         ),
+        mse.constant_dy(),
         mse.linear_dy(),
     ),
     describe={"value": "dy = 2 (output - target) / N, with N the number of elements"},

@@ -57,6 +57,7 @@ EXERCISE = spec.Exercise(
         spec.Mistake("local_derivative_twice", AGAIN, lambda p: gradient(p) * sig(p.x)),
         spec.Mistake("dy_applied_twice", TWICE, lambda p: mse.dy(p) ** 2 * sig(p.x)),
         *stray(gradient, x=lambda p: p.x),
+        mse.constant_dy(lambda got, p: got / sig(p.x), "The dy your gradient implies"),
         mse.linear_dy(lambda got, p: got / sig(p.x), "The dy your gradient implies"),
     ),
     describe={"value": "dy * sigmoid(x), with dy = 2 (output - target) / N"},

@@ -57,12 +57,15 @@ LOCAL = "the local derivative of log(1 + e^z) is sigmoid(z), at z = W x."
 NO_LOCAL = "You passed dy straight back through W: " + LOCAL
 VALUE = "You multiplied dy by log(1 + e^z), the function itself: " + LOCAL
 TWICE = "You multiplied dy by sigmoid(z)(1 - sigmoid(z)), a second derivative: " + LOCAL
-LOG_U = "You multiplied dy by 1/(1 + e^z), the derivative of log(u) alone: " + LOCAL
+LOG_U = "You multiplied dy by 1/(1 + e^z) = sigmoid(-z): either the derivative of log(u) alone "
+LOG_U += "(its factor e^z left out) or sigmoid with the sign of z flipped: " + LOCAL
 AT_X = "You multiplied by sigmoid(x) after going back through W: " + LOCAL
 AT_X_FIRST = "You evaluated the sigmoid at x: " + LOCAL
 AT_Y = "You evaluated the sigmoid at the output y = log(1 + e^z): " + LOCAL
 X_FOR_W = "Your product is sum(dy * sigmoid(W x)) times x: x is the Jacobian of W x with "
 X_FOR_W += "respect to W. With respect to x it is W: return W^T (dy * sigmoid(W x))."
+J_DY = "You computed J dy, the Jacobian times dy (sigmoid(W x) * (W dy)): the vector-Jacobian "
+J_DY += "product multiplies from the left, dy^T J = J^T dy = W^T (dy * sigmoid(W x))."
 ADDED = "You added two products with W^T; the chain rule multiplies: W^T (dy * sigmoid(W x))."
 NO_W = "You stopped at u = dy * sigmoid(W x), the upstream at z = W x: go back through W too."
 NO_T = "You went back through W, not W transposed: tf.linalg.matvec(W, u, transpose_a=True)."
@@ -101,6 +104,7 @@ EXERCISE = spec.Exercise(
         ),
         spec.Mistake("forgot_matrix", NO_W, square(lambda p: p.upstream * sig(p.W @ p.x))),
         spec.Mistake("no_transpose", NO_T, square(lambda p: p.W @ (p.upstream * sig(p.W @ p.x)))),
+        spec.Mistake("no_transpose", J_DY, square(lambda p: sig(p.W @ p.x) * (p.W @ p.upstream))),
         spec.Mistake(
             "wrong_axis", AXIS, square(lambda p: p.upstream * sig(p.W @ p.x) * p.W.sum(1))
         ),
