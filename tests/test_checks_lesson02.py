@@ -150,6 +150,7 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
         (grads_of(lambda p, x, y: mse(p, x, y, tf.reduce_sum)), "sum_not_mean"),
         (grads_of(lambda p, x, y: mse(p, x, y) * 0.3), "scale_factor"),  # not 1/k
         (grads_of(lambda p, x, y: tf.reduce_mean(predictions(p, x))), "differentiated_predictions"),
+        (grads_of(lambda p, x, y: predictions(p, x)), "differentiated_predictions"),  # summed
         (grads_of(lambda p, x, y: tf.reduce_mean(tf.abs(predictions(p, x) - y))), "absolute_error"),
         (
             grads_of(lambda p, x, y: tf.reduce_mean((tf.linalg.matvec(x, p["w"]) - y) ** 2)),
@@ -218,6 +219,16 @@ def derivative_with(
             if watch == "after":
                 recording.watch(x)
         return recording.gradient(y, x, **({"unconnected_gradients": ZERO} if zeros else {}))
+
+    return answer
+
+
+def converted_with_a_dtype(convert):
+    """The solution with tf.cast replaced by a conversion, which raises for an integer x."""
+
+    def answer(f, x):
+        x = convert(x, dtype=tf.float32) if x.dtype.is_integer else x
+        return derivative_with(cast=None)(f, x)
 
     return answer
 
@@ -291,6 +302,8 @@ def derivative_cached_per_function(f, x):  # the first x's derivative for every 
         (derivative_with(watch="after"), "watched_after_use", ()),
         (derivative_with(lambda f, x: f(float_of(x)), cast=None), "integer_dtype", ()),
         (derivative_with(cast="always"), "float32_not_float64", ()),
+        (converted_with_a_dtype(tf.convert_to_tensor), "convert_not_cast", ("tf.cast",)),
+        (converted_with_a_dtype(tf.constant), "convert_not_cast", ("tf.cast",)),
         (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
         (
             derivative_with(lambda f, x: f(x)[0] if x.shape.rank else f(x)),
@@ -422,6 +435,19 @@ def train_into_array(params, x, y, steps, learning_rate):  # one array, where a 
     losses = np.zeros(steps)
     for i, loss in enumerate(train_with()(params, x, y, steps, learning_rate)):
         losses[i] = float(loss)
+    return losses
+
+
+def train_w_then_b(params, x, y, steps, learning_rate):
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = mse(params, x, y)
+        params["w"].assign_sub(learning_rate * tape.gradient(loss, params["w"]))
+        with tf.GradientTape() as tape:
+            again = mse(params, x, y)
+        params["b"].assign_sub(learning_rate * tape.gradient(again, params["b"]))
+        losses.append(loss)
     return losses
 
 
@@ -627,6 +653,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
         ),
         (train_gradient_once, "stale_gradient", ("computed once",)),
         (train_b_with_w_gradient, "mixed_gradients", ("w's gradient", "its sum")),
+        (train_w_then_b, "sequential_updates", ("updates w first",)),
     ],
 )
 def test_2_3_mistakes_are_named(judge, answer, mistake, words):

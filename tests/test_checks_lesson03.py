@@ -283,6 +283,7 @@ def test_binarize_names_the_mistake_of_an_answer(judge, answer, mistake):
             (tf.sign, lambda up, x: None, "no_gradient"),
             (tf.identity, masked, "forward_identity"),
             (tf.round, masked, "forward_round"),
+            (lambda x: tf.round(tf.clip_by_value(x, -1.0, 1.0)), masked, "forward_round"),
             (lambda x: tf.clip_by_value(x, -1.0, 1.0), masked, "forward_hardtanh"),
             (
                 lambda x: tf.where(x >= 0.0, tf.ones_like(x), -tf.ones_like(x)),

@@ -168,6 +168,7 @@ _FLOAT_CLASH = re.compile(
     re.IGNORECASE,
 )
 _INTEGER_CLASH = re.compile(r"(int32|int64)")
+_CONVERSION_CLASH = re.compile(r"Tensor conversion requested dtype|Expected tensor .* with dtype")
 
 
 def _dtype_clash(message: str) -> Wrong | None:
@@ -187,6 +188,13 @@ def _dtype_clash(message: str) -> Wrong | None:
             "hands your function tensors of any shape: write the formula with TensorFlow "
             "ops (tf.exp, tf.math.log, ...), which work entry by entry and return a tensor.",
             "python_scalar",
+        )
+    if _CONVERSION_CLASH.search(message):
+        return Wrong(
+            message + ". tf.convert_to_tensor(x, dtype=...) (and tf.constant) never changes "
+            "the dtype of a tensor: given a tensor of another dtype, it raises. Change a dtype "
+            "with tf.cast(x, dtype).",
+            "convert_not_cast",
         )
     if _INTEGER_CLASH.search(message) and ("float" in message or "double" in message):
         return Wrong(

@@ -35,6 +35,8 @@ SHARED: dict[str, str] = {
     "squeeze)",
     "wrong_dtype": "a result of another dtype than the input's",
     "float32_not_float64": "float32 arithmetic where the input is float64",
+    "convert_not_cast": "tf.convert_to_tensor with a dtype, which checks a tensor's dtype, "
+    "where tf.cast changes it",
     "unjudgeable": "the check itself failed (a bug in the check)",
     "exited": "sys.exit() (or exit(), quit()) inside the answer",
     "interrupted": "a KeyboardInterrupt inside the answer",
@@ -83,6 +85,8 @@ SHARED: dict[str, str] = {
     "not_forward_mode": "no tf.autodiff.ForwardAccumulator where forward mode is asked for",
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
+    "cancellation": "a difference of two numbers close to 1 where the value is small (its "
+    "digits lost to cancellation: sigmoid(x) - 1, s * (1 - s), 1 - 1/(1 + e^z))",
     "finite_differences": "finite differences where the exercise asks for autodiff or a formula",
     "keras_optimizer": "a Keras optimizer where the exercise asks for each update by hand",
     "no_tape": "no tf.GradientTape where the exercise asks for one",
@@ -129,6 +133,7 @@ SHARED: dict[str, str] = {
     "first_not_second": "a first derivative where a second derivative belongs",
     # Gradients that are nan where an operation's slope is infinite (lessons 03 and 04).
     "nan_gradient_at_zero": "a gradient that is nan where an operation's slope is infinite",
+    "eps_subnormal": "an epsilon below float32's smallest normal number, flushed to 0",
     "where_without_safe_branch": "one tf.where around an op whose gradient is nan at 0",
     "eps_outside_sqrt": "the epsilon added after the square root, where it protects nothing",
     "swapped_arguments": "the source and the target swapped in a gradient or Jacobian call",

@@ -12,7 +12,7 @@ CAUSES = {
     "stateful_assign": "Cause 6, a stateful assign in the chain",
     "non_differentiable_op": "Cause 7, an operation without a gradient",
     "unwatched_variable": "A variable the tape does not watch (section 1)",
-    "computed_outside_tape": "Outside the recording (section 1)",
+    "computed_outside_tape": "Outside the recording (sections 1 and 2)",
 }
 
 

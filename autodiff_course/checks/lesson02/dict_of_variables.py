@@ -99,6 +99,13 @@ EXERCISE = Exercise(
             means="the gradient of the predictions instead of the loss",
         ),
         Mistake(
+            "differentiated_predictions",
+            "You differentiated the predictions, not the loss: for a vector target "
+            "tape.gradient sums it, so 'w' got x's column sums and 'b' the number of rows. "
+            "Pass the loss, tf.reduce_mean((x w + b - y)**2), as the target.",
+            lambda p: {"w": p.x.sum(axis=0), "b": float(p.n)},
+        ),
+        Mistake(
             "returned_parameters",
             "You returned the parameters' values, not their gradients.",
             lambda p: {"w": p.w, "b": p.b},

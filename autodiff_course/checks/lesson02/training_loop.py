@@ -95,6 +95,7 @@ def descend(
     lag=False,
     once=False,
     b_step=None,
+    w_first=False,
 ) -> dict:
     """Each step's loss and the final [w, b] of gradient descent on factor times the mean
     (the sum, with ``total``) of the squared errors, at the rate to the ``power``; with
@@ -103,7 +104,8 @@ def descend(
     exercise's by default; with ``clip``, (how, limit), each step's gradients are clipped;
     ``rates(i, key, rate)`` is step i's rate for w or b; with ``lag``, each step applies the
     previous step's gradients; with ``once``, the first step's gradients at every step;
-    ``b_step(step)`` is what b is updated with (w's gradient reduced, say)."""
+    ``b_step(step)`` is what b is updated with (w's gradient reduced, say); with ``w_first``,
+    w is updated first and b's gradient is taken after, at the new w."""
     w, b, losses, factor = np.array(p.w), p.b, [], factor * (p.n if total else 1)
     first = None
     rate, y = p.rate**power, np.full_like(p.y, np.mean(p.y)) if table else p.y
@@ -121,6 +123,9 @@ def descend(
         step = {**step, "b": b_step(step)} if b_step and step else step
         before = factor * np.mean((p.x @ w + b - y) ** 2) + offset
         w = w + sign * rates(i, "w", rate) * step["w"] if "w" in keys and step else w
+        if w_first:
+            other = model.gradients(p, w, b, y=y, slope=lambda r: 2 * factor * r)
+            step = {**step, "b": other["b"]}
         b = b + sign * rates(i, "b", rate) * step["b"] if "b" in keys and step else b
         losses.append(factor * np.mean((p.x @ w + b - y) ** 2) + offset if after else before)
     return {"losses": np.array(losses), "params": np.append(w, b)}
@@ -223,6 +228,12 @@ EXTRA = (
     "Your losses are right, but the variables end up {how}: the loop ran {count} (a "
     "range(steps + 1) or an update after the loop?). Run exactly steps steps, one update each."
 )
+W_FIRST = (
+    "Your losses are those of a loop that updates w first and then takes b's gradient from "
+    "the updated w (a second loss, on a second tape): both gradients of a step come from "
+    "one loss, before any update. Record the loss once, take both gradients from that tape, "
+    "then update both variables."
+)
 MIXED = (
     "Your losses are those of a loop that updates b with w's gradient ({how}): each variable "
     "takes its own gradient, params['b'].assign_sub(learning_rate * gradients['b'])."
@@ -275,6 +286,12 @@ EXERCISE = Exercise(
         Pattern("rate_changed", DECAYED, decayed),
         variant("stale_gradient", LAGGED, lag=True),
         variant("stale_gradient", ONCE, once=True),
+        variant(
+            "sequential_updates",
+            W_FIRST,
+            "one variable updated before the next one's gradient is taken",
+            w_first=True,
+        ),
         variant("mixed_gradients", MIXED.format(how="its mean"), b_step=lambda g: g["w"].mean()),
         variant("mixed_gradients", MIXED.format(how="its sum"), b_step=lambda g: g["w"].sum()),
         Mistake(

@@ -98,6 +98,13 @@ EXERCISE = Exercise(
             means="tf.round where the exercise binarises with tf.sign",
         ),
         Mistake(
+            "forward_round",
+            "The forward rounds x clipped to [-1, 1]: that gives 0 for 0 < |x| < 0.5, where "
+            "tf.sign(x) gives -1 or +1. The forward is tf.sign(x) itself.",
+            lambda p: np.round(np.clip(p.x, -1.0, 1.0)),
+            part="value",
+        ),
+        Mistake(
             "forward_hardtanh",
             HARDTANH,
             lambda p: np.clip(p.x, -1.0, 1.0),

@@ -94,6 +94,9 @@ MISTAKES = (
          lambda g: np.abs(g).sum(axis=-1), "the L1 norm where the Euclidean norm belongs"),
         ("mean_not_sum", "You took the mean of the squares (tf.reduce_mean): the norm sums them.",
          lambda g: np.linalg.norm(g, axis=-1) / np.sqrt(g.shape[-1]), ""),
+        ("max_norm", "You returned each row's largest absolute entry (tf.reduce_max(tf.abs(g)), "
+         "the max norm)." + EUCLIDEAN, lambda g: np.abs(g).max(axis=-1),
+         "the largest absolute entry (the max norm) where the Euclidean norm belongs"),
         ("square_of_sum", "You squared the sum of each row, not the entries." + EUCLIDEAN,
          lambda g: np.abs(g.sum(axis=-1)), "the square of a sum where the sum of squares belongs"),
         ("clipped_input", "You clipped g itself (tf.maximum or tf.clip_by_value), which changes "
