@@ -187,6 +187,19 @@ def first_of_each(g, shape):  # the first slice along every axis to remove, no s
     return g[tuple(slice(0, 1) if size == 1 else slice(None) for size in shape)]
 
 
+def one_leading(g, shape):  # `if` where `while` belongs: one added leading axis summed
+    if g.ndim > len(shape):
+        g = g.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and g.shape[axis] != 1:
+            g = g.sum(axis=axis, keepdims=True)
+    return g
+
+
+def summed_then_multiplied(upstream, a, b):  # the upstream summed back first, then the product
+    return unbroadcast(upstream, np.shape(a)) * b, unbroadcast(upstream, np.shape(b)) * a
+
+
 def multiply_in_place(upstream, a, b):
     grad_a = unbroadcast(upstream * b, a.shape)
     upstream *= a
@@ -231,6 +244,8 @@ MULTIPLY_WRONG = [
     (each(lambda g: g.tolist()), "returned_list"),
     (rule(back=lambda g, shape: np.resize(g, shape)), "picked_not_summed"),
     (rule(back=first_of_each), "picked_not_summed"),
+    (rule(back=one_leading), "partly_summed_back"),  # a scalar: one of two added axes left
+    (summed_then_multiplied, "summed_before_multiplying"),  # the output's shape
     (
         lambda up, a, b: tuple(
             unbroadcast(unbroadcast(up, np.shape(own)) * other, np.shape(own))
@@ -246,6 +261,15 @@ def test_multiply_hints_name_the_axes_and_the_order():
     assert "leading axes" in message and "not the trailing ones" in message, message
     message = check.multiply_vjp.evaluate(MULTIPLY_WRONG[-1][0]).message
     assert "sum(upstream) * a is not sum(upstream * a)" in message, message
+
+
+def test_multiply_hints_name_the_axes_left_and_the_order_of_sum_and_product():
+    message = check.multiply_vjp.evaluate(rule(back=one_leading)).message
+    assert "adding 2 leading axes" in message and "1 of the 2 added axes was summed" in message
+    assert "1 is left" in message and "`while`" in message, message
+    message = check.multiply_vjp.evaluate(summed_then_multiplied).message
+    assert "has the output's shape" in message and "multiply the upstream by" in message
+    assert "then sum the product back" in message, message
 
 
 def test_multiply_shapes_are_drawn_fresh():

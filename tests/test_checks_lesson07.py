@@ -625,14 +625,18 @@ def first_scale_kept(model, optimizer, x, y, loss_scale):
     return step()(model, optimizer, x, y, scale)
 
 
-_first_unscale: dict = {}
+def first_scale_kept_to_unscale():
+    """State kept between calls: the loss scaled by each call's loss_scale, the gradients
+    divided by the first call's (a fresh answer, with nothing kept yet)."""
+    kept = {}
 
+    def train_step(model, optimizer, x, y, loss_scale):
+        first = kept.setdefault("scale", loss_scale)
+        return step(unscale=lambda gs, s: [g / first for g in gs])(
+            model, optimizer, x, y, loss_scale
+        )
 
-def first_scale_kept_to_unscale(model, optimizer, x, y, loss_scale):
-    """State kept between calls: the loss scaled by this call's loss_scale, the gradients
-    divided by the first call's."""
-    kept = _first_unscale.setdefault("scale", loss_scale)
-    return step(unscale=lambda gs, s: [g / kept for g in gs])(model, optimizer, x, y, loss_scale)
+    return train_step
 
 
 def zeros_step(model, optimizer, x, y, loss_scale):
@@ -712,7 +716,7 @@ STEP_MISTAKES = rows(
         (step(scaled_twice), "scaled_twice"),
         (wrapped_in_loss_scale_optimizer, "hard_coded_scale"),
         (first_scale_kept, "keeps_state"),
-        (first_scale_kept_to_unscale, "keeps_state"),  # the answer times this scale / the first
+        (first_scale_kept_to_unscale(), "keeps_state"),  # the answer times this scale / the first
         (step(loss_in_float16), "loss_in_float16"),
         (step(divided_by_the_scale, unscale=lambda gs, s: [g * s for g in gs]), "loss_not_scaled"),
         # the loss itself
@@ -740,6 +744,12 @@ STEP_MISTAKES = rows(
 @pytest.mark.parametrize("answer, mistake", STEP_MISTAKES)
 def test_train_step_names_the_mistake(judge, answer, mistake):
     judge(check.train_step, answer, mistake)
+
+
+def test_train_step_names_a_scale_kept_to_unscale_by_the_two_scales():
+    message = check.train_step.evaluate(first_scale_kept_to_unscale()).message
+    assert "the loss_scale of an earlier call" in message, message
+    assert "state kept between calls" in message and "times the answer" in message, message
 
 
 # 7.3 dense gradients from an embedding lookup --------------------------------------

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import product
+
 import numpy as np
 
 from ...checking.numpy_rule import NumpyRule
@@ -11,6 +14,7 @@ from ...checking.probes import sizes
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
 from ...checking.spec import Pattern
+from ...checking.verdicts import Wrong
 
 OTHER = {"grad_a": ("a", "b"), "grad_b": ("b", "a")}  # each gradient: its input, the other
 
@@ -93,6 +97,78 @@ def _summed_first(part):
     return gives
 
 
+def _summed_then_multiplied(part):
+    """The upstream summed back to the input's shape first, then multiplied by the other
+    input, which broadcasts the product back to the output's shape (None where it has the
+    input's shape: there the rule is right)."""
+    own, other = OTHER[part]
+
+    def gives(p):
+        shape = np.shape(getattr(p, own))
+        product = collect(p.upstream, 1.0, shape) * getattr(p, other)
+        return None if product.shape == shape else product
+
+    return gives
+
+
+def _count(n: int, noun: str, plural: str) -> str:
+    return f"{n} {noun if n == 1 else plural}"
+
+
+def _axes_left(part):
+    """A result of neither the input's shape nor the output's, but of one on the way from
+    the output's to the input's: some of the axes broadcasting added (at the front) or
+    stretched (from size 1) summed back, others left. The fields say which."""
+    own = OTHER[part][0]
+
+    def find(got, p):
+        shape, out = np.shape(getattr(p, own)), np.shape(p.upstream)
+        lead = len(out) - len(shape)
+        stretched = [i for i, size in enumerate(shape) if size == 1 and out[lead + i] != 1]
+        if got.shape in (shape, out):
+            return None
+        for kept, wide in product(
+            product((0, 1), repeat=lead), product((0, 1), repeat=len(stretched))
+        ):
+            widened = [i for i, w in zip(stretched, wide) if w]
+            on_the_way = tuple(out[k] for k in range(lead) if kept[k]) + tuple(
+                out[lead + i] if i in widened else size for i, size in enumerate(shape)
+            )
+            if on_the_way == got.shape:
+                break
+        else:
+            return None
+        did = [f"adding {_count(lead, 'leading axis', 'leading axes')}"] if lead else []
+        did += [f"stretching its axis {i} from size 1 to {out[lead + i]}" for i in stretched]
+        left, advice = [], []
+        if sum(kept):
+            summed, kept_count = lead - sum(kept), sum(kept)
+            was, kept_is = "was" if summed < 2 else "were", "is" if kept_count == 1 else "are"
+            left.append(
+                "the added axis was not summed"
+                if lead == 1
+                else f"{summed or 'none'} of the {lead} added axes {was} summed, {kept_count} "
+                f"{kept_is} left"
+            )
+            advice.append(
+                f"sum over axis 0 as long as the rank is above that of {own} (a `while` loop: "
+                "an `if`, or one sum, removes one axis only)"
+            )
+        left += [f"axis {i} of {own} (size 1) is still {out[lead + i]} long" for i in widened]
+        if widened:
+            advice.append(f"sum over each axis where {own} has size 1, with keepdims=True")
+        return {
+            "got_shape": got.shape,
+            "own_shape": shape,
+            "out_shape": out,
+            "did": " and ".join(did),
+            "left": "; ".join(left),
+            "advice": ", then ".join(advice),
+        }
+
+    return find
+
+
 def _picked(part):
     """Every entry is one term ``upstream * other`` of the output, where an entry of the
     input took part in several: terms picked (np.resize, a slice, ``[0]``), not summed."""
@@ -100,6 +176,8 @@ def _picked(part):
 
     def find(got, p):
         terms = (np.asarray(p.upstream, dtype=np.float64) * getattr(p, other)).ravel()
+        if got.shape != np.shape(getattr(p, own)):
+            return None  # its hint says the shape is right
         if terms.size == np.size(getattr(p, own)) or got.size == 0:
             return None  # nothing was broadcast: no terms to add
         close = np.isclose(got.ravel()[:, None], terms[None, :], rtol=1e-5, atol=1e-12)
@@ -158,6 +236,26 @@ def _mistakes(part):
             means="the upstream summed back before it is multiplied by the local derivative",
         ),
         Mistake(
+            "summed_before_multiplying",
+            f"Your {part} has the output's shape: you summed the upstream back to the shape "
+            f"of {own} first and multiplied by {other} afterwards, which broadcast the product "
+            f"out to the output's shape again. The order is the other way round: multiply the "
+            f"upstream by {other} first, at the output's shape, then sum the product back to "
+            f"the shape of {own} (sum(upstream * {other}); summed back in your order, it would "
+            f"be sum(upstream) * {other}, other numbers).",
+            _summed_then_multiplied(part),
+            part=part,
+        ),
+        Pattern(
+            "partly_summed_back",
+            f"Your {part} has shape {{got_shape}}, not the shape of {own}, {{own_shape}}: "
+            f"broadcasting took {own} to the output's shape {{out_shape}}, {{did}}, and every "
+            "axis it added or stretched must be summed back. In yours, {left}: {advice}.",
+            _axes_left(part),
+            part=part,
+            means="some of the axes broadcasting added or stretched summed back, others left",
+        ),
+        Mistake(
             "mean_not_sum",
             f"Your {part} averages over the broadcast axes: each entry of {own} was used "
             "several times, and its gradient is the sum over those uses, not their mean.",
@@ -167,12 +265,30 @@ def _mistakes(part):
     )
 
 
+@dataclass(frozen=True)
+class _Rule(NumpyRule):
+    """:class:`NumpyRule`, where a gradient of the output's shape is named by a declared
+    mistake of that shape and those numbers when there is one (the upstream summed back
+    before it is multiplied), as a gradient of another wrong shape is."""
+
+    def _parts(self, answer, probe, exercise):
+        try:
+            return super()._parts(answer, probe, exercise)
+        except Wrong as wrong:
+            if wrong.mistake != "not_summed_back":
+                raise
+            names = ("upstream", *self.inputs)
+            arrays = [np.array(getattr(probe, n), dtype=probe.dtype) for n in names]
+            returned = self._call(answer, names, arrays, probe, [])
+            raise self._declared_shape(returned, probe, exercise) or wrong from None
+
+
 EXERCISE = Exercise(
     number="6.2",
     title="The multiply rule, with broadcasting",
     stars=2,
     minutes=10,
-    harness=NumpyRule(
+    harness=_Rule(
         "`multiply_vjp`",
         inputs=("a", "b"),
         gradients=("grad_a", "grad_b"),

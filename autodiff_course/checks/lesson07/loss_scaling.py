@@ -6,6 +6,7 @@ import numpy as np
 
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
+from ...checking.spec import Pattern
 from ...checking.spec import Symptom
 from . import scaled_step as bench
 
@@ -45,6 +46,22 @@ def _squeezed(p):
     return _reference(p, (2.0 * residuals.sum(axis=0) / residuals.size)[:, None])
 
 
+def _unscaled_by_earlier(got, p):
+    """The gradients of this call's scaled loss divided by an earlier call's loss_scale (a
+    scale kept between calls): the answer times this scale over that one."""
+    tol, right = bench.tolerance(p, None), _reference(p)
+    for kept in dict.fromkeys(p.data.get("earlier", ())):
+        if kept != p.loss_scale and np.allclose(
+            got, p.loss_scale / kept * right, rtol=tol.rtol, atol=tol.atol * p.loss_scale / kept
+        ):
+            return {
+                "factor": f"{p.loss_scale / kept:g}",
+                "kept": f"{kept:g}",
+                "this": f"{p.loss_scale:g}",
+            }
+    return None
+
+
 EXERCISE = Exercise(
     number="7.2",
     title="A loss-scaled training step by hand",
@@ -73,6 +90,15 @@ EXERCISE = Exercise(
             "Your gradients are loss_scale ({loss_scale}) times too large: divide the "
             "scaled gradients by loss_scale before you apply and return them.",
             lambda p: p.loss_scale * _reference(p),
+        ),
+        Pattern(
+            "keeps_state",
+            "Your gradients are {factor} times the answer: this call's loss_scale ({this}) "
+            "over {kept}, the loss_scale of an earlier call. The loss was scaled by this call's "
+            "loss_scale, but the gradients were divided by a scale kept from an earlier call (a "
+            "global, a default argument, an attribute): state kept between calls. Divide by "
+            "the loss_scale each call is given.",
+            _unscaled_by_earlier,
         ),
         Mistake(
             "loss_in_float16",
