@@ -19,6 +19,7 @@ EXERCISE = Exercise(
     mistakes=story.mistakes() + story.threshold_slips(),
     stories=(story.story(),),
     describe=story.DESCRIBE,
+    tolerance=story.tolerance,
     claim="Value log(1 + e^x) and gradient upstream * sigmoid(x), accurate across the "
     "flush band and past the overflow of each dtype",
 )
