@@ -377,6 +377,17 @@ def own_blocks_by_gather(layer, x):
     return tf.stack([tf.gather(full[b], b, axis=len(y.shape) - 1) for b in range(x.shape[0])])
 
 
+def own_blocks_axis_from_x(layer, x, sliced=False):
+    """The source's batch axis of full[b] counted from x's rank, not y's: right only where
+    y and x have the same rank (else an index past an axis's end)."""
+    tape, y = recorded(layer, x)
+    full = tape.jacobian(y, x)
+    axis = len(x.shape) - 1
+    if sliced:
+        return tf.stack([full[b][(slice(None),) * axis + (b,)] for b in range(x.shape[0])])
+    return tf.stack([tf.gather(full[b], b, axis=axis) for b in range(x.shape[0])])
+
+
 def own_blocks_with(take, transposed=False):
     """take(full (B, O, B, I), b) -> a block of shape (O, I), reshaped back (with the
     source's axes first when ``transposed``)."""
@@ -443,10 +454,18 @@ def test_true_batch_jacobian_accepts_any_rank(judge):
         (own_blocks_one_example_at_a_time, "called_on_slices"),
         (lambda layer, x: tf.squeeze(own_blocks_by_gather(layer, x)), "broadcast_shape"),
         (memorised_by_shape(own_blocks_by_gather), "keeps_state"),
+        (own_blocks_axis_from_x, "axis_from_wrong_rank"),
+        (lambda layer, x: own_blocks_axis_from_x(layer, x, sliced=True), "axis_from_wrong_rank"),
     ],
 )
 def test_true_batch_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.true_batch_jacobian, answer, mistake)
+
+
+def test_an_axis_from_xs_rank_is_named():
+    message = check.true_batch_jacobian.evaluate(own_blocks_axis_from_x).message
+    assert "different ranks" in message and "from x's rank" in message, message
+    assert "axis len(y.shape) - 1 of its slice full[b]" in message, message
 
 
 def test_a_layer_called_one_example_at_a_time_is_not_called_a_cut_path():
@@ -512,6 +531,18 @@ def hessians_by_differences(f, x):  # the columns of each example's Hessian, est
     return by_differences(lambda z: gradients_of(f, z), x, 1e-5, axis=2, along_last=True)
 
 
+def hessians_forward_over_reverse(f, x):
+    """Column j of every Hessian as the JVP of the gradients along e_j: a ForwardAccumulator
+    around one tape (forward over reverse), where nested tapes are asked for."""
+    columns = []
+    for j in range(x.shape[1]):
+        tangent = tf.ones_like(x) * tf.one_hot(j, x.shape[1], dtype=x.dtype)
+        with tf.autodiff.ForwardAccumulator(x, tangent) as acc:
+            g = gradients_of(f, x)
+        columns.append(acc.jvp(g))
+    return tf.stack(columns, axis=2)
+
+
 def test_per_example_hessians_accepts_one_example_at_a_time(judge):
     judge(check.per_example_hessians, hessians_one_example_at_a_time)
 
@@ -540,10 +571,17 @@ def test_per_example_hessians_accepts_one_example_at_a_time(judge):
         (lambda f, x: tf.squeeze(hessians_with()(f, x)), "broadcast_shape"),
         (memorised_by_shape(hessians_with()), "keeps_state"),
         (memorised_by_function(hessians_with()), "keeps_state"),
+        (hessians_forward_over_reverse, "forward_over_reverse"),
     ],
 )
 def test_per_example_hessians_names_the_mistake(judge, answer, mistake):
     judge(check.per_example_hessians, answer, mistake)
+
+
+def test_forward_over_reverse_is_not_called_tapes_one_after_the_other():
+    message = check.per_example_hessians.evaluate(hessians_forward_over_reverse).message
+    assert "ForwardAccumulator" in message and "forward over reverse" in message, message
+    assert "nested GradientTapes" in message and "one after the other" not in message, message
 
 
 @pytest.mark.parametrize("answer", [hessians_with(inside=False), hessians_with(watch_outer=False)])
@@ -580,6 +618,29 @@ def forward_with(
         return tf.reshape(tf.stack(columns, axis=axis), y.shape + x.shape)
 
     return answer
+
+
+def forward_by_row_and_column(f, x, scatter=False):
+    """One pass per (row i, column j), for vectors and matrices only: tangents e_i e_j^T
+    (at an x of rank 3, a tangent of the wrong shape), or with ``scatter`` a one put at
+    [i, j] (at rank 3, a whole slice x[i, j, :] of ones, half the columns)."""
+    rows, cols = x.shape[0], x.shape[1] if len(x.shape) > 1 else 1
+    columns = []
+    for i in range(rows):
+        for j in range(cols):
+            index = [i, j][: len(x.shape)]
+            if scatter:
+                ones = tf.ones_like(x[tuple(index)])[None]
+                t = tf.tensor_scatter_nd_update(tf.zeros_like(x), [index], ones)
+            else:
+                t = tf.one_hot(i, rows, dtype=x.dtype)
+                if len(x.shape) > 1:
+                    t = t[:, None] * tf.one_hot(j, cols, dtype=x.dtype)[None, :]
+            with tf.autodiff.ForwardAccumulator(x, t) as acc:
+                y = f(x)
+            columns.append(acc.jvp(y))
+    found = tf.stack(columns, axis=-1)
+    return found if len(columns) < int(tf.size(x)) else tf.reshape(found, y.shape + x.shape)
 
 
 def forward_by_unstacking_eye(f, x):
@@ -638,10 +699,18 @@ def test_forward_jacobian_accepts_forward_mode(judge, answer):
         (lambda f, x: -forward_with()(f, x), "sign_flipped"),
         (lambda f, x: tf.cast(forward_with()(f, x), tf.float32), "float32_not_float64"),
         (lambda f, x: forward_with()(f, x)[..., :1], "wrong_shape"),
+        (forward_by_row_and_column, "up_to_rank_two"),
+        (lambda f, x: forward_by_row_and_column(f, x, scatter=True), "up_to_rank_two"),
     ],
 )
 def test_forward_jacobian_names_the_mistake(judge, answer, mistake):
     judge(check.forward_jacobian_any_shape, answer, mistake)
+
+
+def test_code_for_vectors_and_matrices_only_is_named_at_rank_three():
+    message = check.forward_jacobian_any_shape.evaluate(forward_by_row_and_column).message
+    assert "this x has rank 3" in message and "vectors and matrices only" in message, message
+    assert "range(tf.size(x))" in message, message
 
 
 # every exercise ------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 import numpy as np
 
+from ...checking import mistakes
 from ...checking import spec
 from ...checking.function import Function
 from ...checking.function import negated
 from ...checking.judging import relative_to_largest
+from ...checking.verdicts import Wrong
 from .functions import dense
 from .functions import function
 from .functions import jacobian
@@ -13,14 +15,49 @@ from .functions import jacobian
 
 def sizes(rng):
     """y = tanh(A vec(x) + c), fresh: float64 with x (2, k) and y (m,), float32 with x (n,)
-    and y (p, 2), so that y.shape + x.shape is never x.shape + y.shape."""
+    and y (p, 2), so that y.shape + x.shape is never x.shape + y.shape, then float64 with x
+    (2, 3, 2) and y (p,): an x of rank 3 (two axes of size 2 set apart)."""
     k, p, m, n = (int(v) for v in (*rng.integers(2, 4, size=2), *rng.choice([3, 5], size=2)))
-    return [("float64", {"x0": 2, "x1": k, "y0": m}), ("float32", {"x0": n, "y0": p, "y1": 2})]
+    return [
+        ("float64", {"x0": 2, "x1": k, "y0": m}),
+        ("float32", {"x0": n, "y0": p, "y1": 2}),
+        ("float64", {"x0": 2, "x1": 3, "x2": 2, "y0": p}),
+    ]
 
 
 def make(rng, dtype, s):
     shape = {axis: tuple(v for key, v in s.items() if key[0] == axis) for axis in "xy"}
     return dense(rng, dtype, {}, shape["x"], shape["y"])
+
+
+PASSED = "x of rank 1 and 2 passed (the probes before this one)"
+RANK_TWO_ONLY = (
+    "your code handles vectors and matrices only, perhaps with each entry indexed by a row i "
+    "and a column j. Loop over every entry of x instead, j in range(tf.size(x)), each tangent "
+    "tf.reshape(tf.one_hot(j, tf.size(x), dtype=x.dtype), x.shape): that fits an x of any rank."
+)
+mistakes.register({"up_to_rank_two": "code that handles an x of rank 1 or 2 only"})
+
+
+def _beyond_rank_two(wrong, p):
+    """A raise, a tangent or a result of the wrong shape at an x of rank 3 (once those of
+    rank 1 and 2 passed): code for vectors and matrices only, else None."""
+    if p.x.ndim < 3 or wrong.mistake not in ("raised", "tangent_shape", "wrong_shape"):
+        return None
+    return Wrong(
+        f"{wrong.hint.rstrip('.')}. {PASSED.capitalize()}, but this x has rank 3: {RANK_TWO_ONLY}",
+        "up_to_rank_two",
+    )
+
+
+class AnyShape(Function):
+    """The function harness, with a verdict at an x of rank 3 that says what broke."""
+
+    def observation(self, run, arguments, handed, answer, probe, exercise):
+        try:
+            return super().observation(run, arguments, handed, answer, probe, exercise)
+        except Wrong as wrong:
+            raise _beyond_rank_two(wrong, probe) or wrong from None
 
 
 def _columns(p):
@@ -32,7 +69,7 @@ EXERCISE = spec.Exercise(
     title="Forward mode for tensors of any shape",
     stars=2,
     minutes=10,
-    harness=Function(
+    harness=AnyShape(
         "`forward_jacobian_any_shape`", arguments=function, forward_mode=True, vary=negated
     ),
     probes=spec.Shaped(make, sizes),
@@ -60,6 +97,11 @@ EXERCISE = spec.Exercise(
             "the last axis, then reshape.",
             lambda p: _columns(p).T.reshape(jacobian(p).shape),
             means="Jacobian columns stacked along the wrong axis before reshaping",
+        ),
+        spec.Pattern(  # judged only once x of rank 1 and 2 passed: the probes come in order
+            "up_to_rank_two",
+            f"Your Jacobian is wrong for this x of rank 3, though {PASSED}: {RANK_TWO_ONLY}",
+            lambda got, p: {} if p.x.ndim >= 3 else None,
         ),
     ),
     describe={"value": "the Jacobian in tape.jacobian's layout, y.shape + x.shape"},

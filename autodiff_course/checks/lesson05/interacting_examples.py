@@ -1,13 +1,16 @@
 """Exercise 5.4: a batch_jacobian that stays right when examples interact."""
 
 import functools
+import re
 
 import numpy as np
 
+from ...checking import mistakes
 from ...checking import spec
 from ...checking.function import Function
 from ...checking.function import negated
 from ...checking.judging import relative_to_largest
+from ...checking.verdicts import Wrong
 from .functions import batch_layer
 from .functions import blocks
 from .functions import dense
@@ -15,11 +18,14 @@ from .functions import dense
 
 def sizes(rng):
     """x minus its batch mean, then tanh(. W + c): float32 with x (6 or 7, ins), y (., outs),
-    float64 with x (2 or 3, 2, 1), y (., 1, 3) (a squeeze shows; a batch of one gives 0)."""
+    float64 with x (2 or 3, 2, 1), y (., 1, 3) (a squeeze shows; a batch of one gives 0),
+    then float32 with x (3 to 5, 2, 1), y (., outs): y's rank differs from x's, and the
+    batch is larger than 2, so an axis counted from x's rank runs past x's axis of 2."""
     ins, outs = (int(k) for k in rng.choice(np.arange(2, 6), size=2, replace=False))
     return [
         ("float32", {"batch": int(rng.integers(6, 8)), "x_shape": (ins,), "y_shape": (outs,)}),
         ("float64", {"batch": int(rng.integers(2, 4)), "x_shape": (2, 1), "y_shape": (1, 3)}),
+        ("float32", {"batch": int(rng.integers(3, 6)), "x_shape": (2, 1), "y_shape": (outs,)}),
     ]
 
 
@@ -37,13 +43,48 @@ def _rank_two_only(p):
     return np.stack([full[b, :, b] for b in range(p.batch)]) if len(p.y_shape) > 1 else None
 
 
+OUT_OF_RANGE = re.compile(r"not in \[0, \d+\)|out of bounds|out of range", re.IGNORECASE)
+mistakes.register(
+    {"axis_from_wrong_rank": "an axis of the full Jacobian counted from the wrong tensor's rank"}
+)
+
+
+def _from_the_wrong_rank(wrong, p):
+    """An index past an axis's end where y's and x's ranks differ: x's batch axis in the
+    full Jacobian counted from x's rank (right only where the ranks agree), else None."""
+    if wrong.mistake != "raised" or len(p.y_shape) == len(p.x_shape):
+        return None
+    if not OUT_OF_RANGE.search(wrong.hint):
+        return None
+    y, x = (p.batch, *p.y_shape), tuple(p.x.shape)
+    return Wrong(
+        f"{wrong.hint.rstrip('.')}. Here y {y} and x {x} have different ranks, and an index "
+        "ran past the end of an axis: the position of x's batch axis was probably counted "
+        "from x's rank (len(x.shape) - 1), which is right only when y and x have the same "
+        "rank. The full Jacobian has shape y.shape + x.shape, so x's batch axis comes right "
+        "after all of y's: axis len(y.shape) of tape.jacobian(y, x), and axis "
+        "len(y.shape) - 1 of its slice full[b].",
+        "axis_from_wrong_rank",
+    )
+
+
+class OwnBlocks(Function):
+    """The function harness, with an index error where y's and x's ranks differ named."""
+
+    def observation(self, run, arguments, handed, answer, probe, exercise):
+        try:
+            return super().observation(run, arguments, handed, answer, probe, exercise)
+        except Wrong as wrong:
+            raise _from_the_wrong_rank(wrong, probe) or wrong from None
+
+
 _own = _taken(lambda k: np.stack([k[b, :, b] for b in range(len(k))]))
 EXERCISE = spec.Exercise(
     number="5.4",
     title="A `batch_jacobian` that stays right",
     stars=2,
     minutes=10,
-    harness=Function(
+    harness=OwnBlocks(
         "`true_batch_jacobian`",
         arguments=functools.partial(batch_layer, centred=True),
         whole_batch="This layer mixes its batch's examples (it subtracts the batch mean): call "
