@@ -24,7 +24,8 @@ and the hint asks for zeros. What else the record shows is evidence only when th
 is wrong (:mod:`.function_diagnosis`; ``steps``, ``probe -> {name: values}``, are what
 the tapes compute on the way). The answer runs once without the check's own recording (a
 third of the cost), and again with it only where a None or a wrong result needs
-explaining.
+explaining. ``raised(wrong, probe)`` may put a structural verdict (an error, a shape) in
+the exercise's words, from what the probe is (lesson 05: an x of rank 3).
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ class Function(Demands, Diagnosis, Harness):
     vary: Callable | None = None
     main: str = "value"
     nouns: Mapping = field(default_factory=lambda: {"value": "your result"})
+    raised: Callable | None = None
 
     def describe(self) -> str:
         forbidden = [FORBIDDEN.get(item, f"no {item.replace('_', ' ')}") for item in self.forbid]
@@ -266,7 +268,10 @@ class Function(Demands, Diagnosis, Harness):
 
     def observe(self, answer, probe, exercise) -> Observation:
         run, arguments, handed = self.light_call(answer, probe)
-        return self.observation(run, arguments, handed, answer, probe, exercise)
+        try:
+            return self.observation(run, arguments, handed, answer, probe, exercise)
+        except Wrong as wrong:
+            raise (self.raised and self.raised(wrong, probe)) or wrong from None
 
     def _explain(self, run, handed, **flags):
         kept = [v for variables in handed["state"].values() for v in variables]
