@@ -138,6 +138,23 @@ def cached_per_dict(answer):
     return cached
 
 
+def old_average_kept_per_variable():
+    """The solution of 2.4, with each average's first value kept (by id) as its old value
+    for every later update: right once, stale from a variable's second update on."""
+    first = {}
+
+    def answer(average, x, decay):
+        old = first.setdefault(id(average), tf.identity(average))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            new = decay * old + (1 - decay) * x
+            loss = tf.reduce_sum(new**2)
+        average.assign(new)
+        return tape.gradient(loss, x)
+
+    return answer
+
+
 @pytest.mark.parametrize("answer", [grads_rewritten, grads_one_call_per_key])
 def test_2_1_accepts_a_rewritten_answer(judge, answer):
     result = judge(check.parameter_gradients, answer)
@@ -151,6 +168,10 @@ def test_2_1_accepts_a_rewritten_answer(judge, answer):
         (grads_of(lambda p, x, y: mse(p, x, y) * 0.3), "scale_factor"),  # not 1/k
         (grads_of(lambda p, x, y: tf.reduce_mean(predictions(p, x))), "differentiated_predictions"),
         (grads_of(lambda p, x, y: predictions(p, x)), "differentiated_predictions"),  # summed
+        (
+            grads_of(lambda p, x, y: tf.reduce_sum((predictions(p, x) - y) ** 2) / x.shape[1]),
+            "mean_over_features",
+        ),
         (grads_of(lambda p, x, y: tf.reduce_mean(tf.abs(predictions(p, x) - y))), "absolute_error"),
         (
             grads_of(lambda p, x, y: tf.reduce_mean((tf.linalg.matvec(x, p["w"]) - y) ** 2)),
@@ -221,6 +242,14 @@ def derivative_with(
         return recording.gradient(y, x, **({"unconnected_gradients": ZERO} if zeros else {}))
 
     return answer
+
+
+def watched_then_cast(f, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)  # an integer x: the tape ignores it
+        x = tf.cast(x, tf.float32) if x.dtype.is_integer else x
+        y = f(x)
+    return tape.gradient(y, x)
 
 
 def converted_with_a_dtype(convert):
@@ -303,6 +332,7 @@ def derivative_cached_per_function(f, x):  # the first x's derivative for every 
         (derivative_with(lambda f, x: f(float_of(x)), cast=None), "integer_dtype", ()),
         (derivative_with(cast="always"), "float32_not_float64", ()),
         (converted_with_a_dtype(tf.convert_to_tensor), "convert_not_cast", ("tf.cast",)),
+        (watched_then_cast, "watched_before_cast", ("Cause 2", "Cast first")),
         (converted_with_a_dtype(tf.constant), "convert_not_cast", ("tf.cast",)),
         (derivative_with(lambda f, x: x**3 - 2 * x), "ignored_function", ()),
         (
@@ -805,6 +835,7 @@ def test_2_4_accepts_a_rewritten_answer(judge):
             "float32_not_float64",
         ),
         (lambda average, x, decay: tf.squeeze(update_with()(average, x, decay)), "broadcast_shape"),
+        (old_average_kept_per_variable(), "keeps_state"),  # the same average updated again
     ],
 )
 def test_2_4_mistakes_are_named(judge, answer, mistake):

@@ -688,6 +688,21 @@ def make_with_a_copy_of_w(w):
     return layer
 
 
+def make_with_a_variable_copy_of_w(w):
+    """The layer reads a new variable made from w's value: its gradient is not w's."""
+    copy = tf.Variable(w)
+
+    @tf.custom_gradient
+    def layer(x):
+        def grad(upstream, variables=None):
+            gx = upstream * copy * sig(copy, x)
+            return (gx, [tf.reduce_sum(upstream * x * sig(copy, x))]) if variables else gx
+
+        return tf.nn.softplus(copy * x), grad
+
+    return layer
+
+
 def make_with_a_stale_w(w):
     """The forward reads w; the backward uses the value w had when the layer was made."""
     copy = tf.constant(w.numpy())
@@ -698,9 +713,10 @@ def make_with_a_stale_w(w):
     "answer, mistake, words",
     [
         (make_with_a_copy_of_w, "variable_not_read", "your layer read no variable"),
+        (make_with_a_variable_copy_of_w, "variable_not_read", "that variable is not w"),
         (make_with_a_stale_w, "stale_variable", "after w.assign(...)"),
     ],
-    ids=["copy read once", "copy in the backward"],
+    ids=["copy read once", "another variable", "copy in the backward"],
 )
 def test_scaled_softplus_names_a_copy_of_w_made_with_the_layer(judge, answer, mistake, words):
     assert words in judge(check.scaled_softplus, answer, mistake).message

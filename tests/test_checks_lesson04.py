@@ -533,6 +533,10 @@ def hvp_forward_over_reverse(f, x, v):
             (lambda f, x, v: nested(f, x)[1] * v, "hessian_row_sums"),
             (lambda f, x, v: nested(f, x)[1], "hessian_row_sums"),
             (lambda f, x, v: hvp(f, v, x), "swapped_point_direction"),
+            (  # the outer tape differentiates (v . g)**2 / 2: H v times v . g
+                lambda f, x, v: nested(f, x, target=lambda g: 0.5 * tf.reduce_sum(g * v) ** 2)[1],
+                "wrong_target",
+            ),
             (lambda f, x, v: tf.reduce_sum(v * hvp(f, x, v)), "directional_derivative"),
             (lambda f, x, v: hvp(f, x, v)[:, None] * tf.ones_like(v), "returned_hessian"),
             (lambda f, x, v: -hvp(f, x, v), "sign_flipped"),

@@ -117,6 +117,7 @@ SHARED: dict[str, str] = {
     "unwatched_variable": "a variable the tape does not watch",
     "integer_dtype": "a gradient with respect to an integer tensor",
     "watched_after_use": "tape.watch called after the tensor was used",
+    "watched_before_cast": "an integer tensor watched, then cast: the float copy unwatched",
     "gradient_outside_tape": "an inner gradient computed after the outer tape's block",
     "outer_not_watching": "the outer tape of a nested pair does not watch the source",
     "numpy_detour": "the computation left TensorFlow through NumPy",

@@ -59,6 +59,10 @@ NOT_READ = (  # a copy of w's value made with the layer: read before it runs, st
     "Your layer's gradients use the value w had when the layer was made: after w.assign(...), "
     "as in every training step, they are still the old w's. Read w inside the layer when it "
     "is called, not a copy of its value made with it (w.numpy(), w.read_value(), tf.constant(w)).",
+    "The gradient with respect to w is None, though your grad_fn returned a gradient for the "
+    "variable your layer read: that variable is not w but another one (a tf.Variable made from "
+    "w's value?), so w gets no gradient, and w.assign(...) never reaches your layer. Read w "
+    "itself, the variable the factory is given, inside the decorated function.",
 )
 
 
@@ -203,6 +207,12 @@ class OnTape(Harness):
 
         if grad_w is None and all(call.input_count < 2 for call in log.custom_calls):
             raise Wrong(NOT_READ[0], "variable_not_read")
+        if grad_w is None and any(
+            len(returned) >= 2 and returned[1] not in (None, [], ())
+            for call in log.custom_calls
+            for _, returned in call.backward
+        ):
+            raise Wrong(NOT_READ[2], "variable_not_read")
         if grad_w is None:
             raise Wrong(
                 "The gradient with respect to w is None: return it in the second part of "

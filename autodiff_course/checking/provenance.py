@@ -58,6 +58,12 @@ HINTS = {
         "to an integer tensor. Convert first, x = tf.cast(x, tf.float32), then watch "
         "the converted tensor and differentiate with respect to it."
     ),
+    "watched_before_cast": (
+        "The gradient is None for {probe}: your tape watched it while it was still an "
+        "integer tensor, and a tape ignores integers (it cannot differentiate them). "
+        "tf.cast then made a new float tensor, which the tape never watched. Cast first, "
+        "then watch the converted tensor: x = tf.cast(x, tf.float32), then tape.watch(x)."
+    ),
     "watched_after_use": (
         "The gradient is None for {probe} although your tape watches it: it starts "
         "watching too late. Operations that ran before tape.watch(x) are not on the "
@@ -150,6 +156,8 @@ def _unseen(calls, call, source, *, probe: str):
         if not is_variable and not watched:
             return "outer_not_watching", hint("outer_not_watching", probe)
     if not is_variable and not watched:
+        if any(getattr(getattr(t, "dtype", None), "is_integer", False) for t, _ in tape.watched):
+            return "watched_before_cast", hint("watched_before_cast", probe)
         return "unwatched_constant", hint("unwatched_constant", probe)
     return None
 

@@ -6,6 +6,7 @@ from ...checking.function import Function
 CAUSES = {
     "unwatched_constant": "Cause 1, an unwatched constant",
     "integer_dtype": "Cause 2, an integer dtype",
+    "watched_before_cast": "Cause 2, an integer dtype",
     "watched_after_use": "Cause 3, watching after use",
     "numpy_detour": "Cause 4, a detour through NumPy",
     "variable_replaced": "Cause 5, a variable replaced by a tensor",

@@ -125,6 +125,17 @@ EXERCISE = Exercise(
             means="the loss also divided by the number of features",
         ),
         Mistake(
+            "mean_over_features",
+            "Your gradients are n/k = {n}/{k} of the answer: the loss sums the {n} squared "
+            "errors and divides by k = {k}, the number of features. The mean divides by n, "
+            "the number of examples (rows): tf.reduce_mean((x w + b - y)**2).",
+            lambda p: (
+                {key: g * p.n / p.k for key, g in model.gradients(p).items()}
+                if p.n != p.k
+                else None
+            ),
+        ),
+        Mistake(
             "square_of_mean",
             "Your gradients are those of (mean of the errors)**2, the square of the mean: "
             "tf.reduce_mean(error)**2 squares after averaging. The loss is the mean of the "

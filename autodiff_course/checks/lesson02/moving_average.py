@@ -24,14 +24,34 @@ def draw(rng) -> list:
         data = dict(start=start, batch=m, variable=variable, decay=decay)
         label = f"{dtype} values of length {m}, x a {'tf.Variable' if variable else 'plain tensor'}"
         found.append(Probe(dtype, x, data=data, label=label))
+    found[0] = found[0].but(handed={}, seed=int(rng.integers(2**31)))
     return found
 
 
 def arguments(p) -> tuple:
+    """A new average variable, or for :func:`again`'s probe the one handed over last."""
     import tensorflow as tf
 
     x = tf.Variable(p.x, dtype=p.dtype, name="x") if p.variable else tf.constant(p.x, p.dtype)
-    return tf.Variable(p.start, dtype=p.dtype, name="average"), x, float(p.decay)
+    average = (getattr(p, "reuse", None) or {}).get("average")
+    if average is None:
+        average = tf.Variable(p.start, dtype=p.dtype, name="average")
+    else:
+        average.assign(p.start)  # the value it holds after a right first update
+    if isinstance(getattr(p, "handed", None), dict):
+        p.handed["average"] = average
+    return average, x, float(p.decay)
+
+
+def again(p):
+    """The first probe's average variable updated once more, with a new x: a moving
+    average is updated again and again, so nothing may be kept from the last update."""
+    if not isinstance(getattr(p, "handed", None), dict):
+        return None
+    x = as_dtype(signed(np.random.default_rng(p.seed), p.x.shape, 0.2, 2.0), p.dtype)
+    start = as_dtype(averaged()(p)["average"], p.dtype)
+    label = f"{p.label}, the same average updated again"
+    return p.but(x=x, start=start, reuse=p.handed, handed=None, label=label)
 
 
 def averaged(keep=lambda d: d, add=lambda d: 1 - d):
@@ -58,6 +78,7 @@ EXERCISE = Exercise(
         "`update_and_differentiate`",
         arguments=arguments,
         state=lambda args: {"average": [args[0]]},
+        vary=again,
         main="gradient",
     ),
     probes=draw,
@@ -163,7 +184,8 @@ EXERCISE = Exercise(
         ),
     ),
     describe={"gradient": "2 (1 - decay) new_average", "average": "the new average"},
-    claim="The gradient 2 (1 - decay) new_average, and average holding the new value",
+    claim="The gradient 2 (1 - decay) new_average, and average holding the new value, also "
+    "for the same average variable updated again",
     tolerance=of_terms(lambda p: np.max(np.abs(p.start) + np.abs(p.x))),
 )
 update_and_differentiate = EXERCISE.check

@@ -73,6 +73,10 @@ MISTAKES = (
     _mistake("hessian_row_sums", "You multiplied by v after the outer gradient: outer.gradient(g, "
              "x) is H @ ones, the row sums of H." + SUMS, lambda g, h, v: h.sum(1) * v,
              "H @ ones (times v) where H @ v belongs"),
+    _mistake("wrong_target", "Your product is (v . grad f) times H @ v: your outer tape "
+             "differentiated the square of v . grad f (halved), whose gradient carries that "
+             "factor. Differentiate v . grad f itself, tf.reduce_sum(g * v).",
+             lambda g, h, v: (g @ v) * (h @ v)),
     _mistake("scale_factor", "You normalised v: the exercise asks for H @ v for the v it passes.",
              lambda g, h, v: h @ v / np.linalg.norm(v)),
     _mistake("hessian_row_sums", "Your result does not depend on v: it is H @ ones, the outer "
