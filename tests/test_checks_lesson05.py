@@ -388,6 +388,13 @@ def own_blocks_axis_from_x(layer, x, sliced=False):
     return tf.stack([tf.gather(full[b], b, axis=axis) for b in range(x.shape[0])])
 
 
+def own_blocks_gathered_without_axis(layer, x):
+    """tf.gather(full[b], b) without axis=: index b on y's first axis (past its end, here)."""
+    tape, y = recorded(layer, x)
+    full = tape.jacobian(y, x)
+    return tf.stack([tf.gather(full[b], b) for b in range(x.shape[0])])
+
+
 def own_blocks_with(take, transposed=False):
     """take(full (B, O, B, I), b) -> a block of shape (O, I), reshaped back (with the
     source's axes first when ``transposed``)."""
@@ -456,6 +463,7 @@ def test_true_batch_jacobian_accepts_any_rank(judge):
         (memorised_by_shape(own_blocks_by_gather), "keeps_state"),
         (own_blocks_axis_from_x, "axis_from_wrong_rank"),
         (lambda layer, x: own_blocks_axis_from_x(layer, x, sliced=True), "axis_from_wrong_rank"),
+        (own_blocks_gathered_without_axis, "first_axis_not_batch"),
     ],
 )
 def test_true_batch_jacobian_names_the_mistake(judge, answer, mistake):
@@ -594,6 +602,18 @@ def test_zeros_from_batch_jacobian_are_explained_as_zeros(answer):
 # 5.6 a forward-mode Jacobian of any shape -------------------------------------
 
 
+def forward_in_column_major_order(f, x):
+    """The tangents walk x column-major (order="F"), the columns are laid out row-major."""
+    columns = []
+    for j in range(int(tf.size(x))):
+        at = np.unravel_index(j, tuple(x.shape), order="F")
+        tangent = tf.scatter_nd([list(at)], tf.ones([1], x.dtype), x.shape)
+        with tf.autodiff.ForwardAccumulator(x, tangent) as acc:
+            y = f(x)
+        columns.append(acc.jvp(y))
+    return tf.reshape(tf.stack(columns, axis=-1), y.shape + x.shape)
+
+
 def forward_with(
     axis=-1, tangent=None, dtype=True, inside=True, flat_only=False, primal=None, zeros=False
 ):
@@ -687,6 +707,7 @@ def test_forward_jacobian_accepts_forward_mode(judge, answer):
         (forward_by_differences, "not_forward_mode"),
         (source_first, "transposed"),
         (forward_with(axis=0), "columns_misplaced"),
+        (forward_in_column_major_order, "columns_misplaced"),
         (forward_with(tangent=tf.ones_like), "tangent_of_ones"),
         (one_pass_of_ones, "tangent_of_ones"),
         (forward_with(dtype=False), "float32_not_float64"),

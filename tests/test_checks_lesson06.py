@@ -187,6 +187,11 @@ def first_of_each(g, shape):  # the first slice along every axis to remove, no s
     return g[tuple(slice(0, 1) if size == 1 else slice(None) for size in shape)]
 
 
+def axis_0_whenever_shapes_differ(g, shape):
+    """Sums over axis 0 once where the shapes differ, whatever broadcasting did."""
+    return g.sum(axis=0) if g.shape != tuple(shape) else g
+
+
 def one_leading(g, shape):  # `if` where `while` belongs: one added leading axis summed
     if g.ndim > len(shape):
         g = g.sum(axis=0)
@@ -245,6 +250,7 @@ MULTIPLY_WRONG = [
     (rule(back=lambda g, shape: np.resize(g, shape)), "picked_not_summed"),
     (rule(back=first_of_each), "picked_not_summed"),
     (rule(back=one_leading), "partly_summed_back"),  # a scalar: one of two added axes left
+    (rule(back=axis_0_whenever_shapes_differ), "partly_summed_back"),  # the wrong axis
     (summed_then_multiplied, "summed_before_multiplying"),  # the output's shape
     (
         lambda up, a, b: tuple(

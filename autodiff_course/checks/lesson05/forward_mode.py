@@ -50,6 +50,23 @@ def _beyond_rank_two(wrong, p):
     )
 
 
+def _columns_reordered(got, p):
+    """Each column of ``got`` is a column of the Jacobian, every one used once, but not in
+    its place: the tangents walked x in another order than the layout."""
+    want = _columns(p)
+    if got.size != want.size or p.x.size < 2:
+        return None
+    have = got.reshape(want.shape)
+    order = [int(np.argmin(np.abs(want - have[:, [j]]).sum(axis=0))) for j in range(p.x.size)]
+    if sorted(order) != list(range(p.x.size)) or order == sorted(order):
+        return None
+    if not np.allclose(have, want[:, order], rtol=1e-5, atol=1e-6 * np.abs(want).max()):
+        return None
+    j = next(j for j, k in enumerate(order) if j != k)
+    where = lambda k: tuple(int(i) for i in np.unravel_index(k, p.x.shape))  # noqa: E731
+    return {"source": where(order[j]), "placed": where(j)}
+
+
 def _columns(p):
     return jacobian(p).reshape(-1, p.x.size)  # (size of y, size of x)
 
@@ -91,6 +108,14 @@ EXERCISE = spec.Exercise(
             "the last axis, then reshape.",
             lambda p: _columns(p).T.reshape(jacobian(p).shape),
             means="Jacobian columns stacked along the wrong axis before reshaping",
+        ),
+        spec.Pattern(
+            "columns_misplaced",
+            "Your Jacobian has the right columns J e_j, but at other entries of x than their "
+            "tangents': e.g. the column of the tangent at x's entry {source} sits at entry "
+            "{placed}. Walk x's entries in the order you lay the columns out (row-major, as "
+            "tf.reshape and np.unravel_index by default: no order='F', no transpose).",
+            _columns_reordered,
         ),
         spec.Pattern(  # judged only once x of rank 1 and 2 passed: the probes come in order
             "up_to_rank_two",

@@ -45,17 +45,31 @@ def _rank_two_only(p):
 
 OUT_OF_RANGE = re.compile(r"not in \[0, \d+\)|out of bounds|out of range", re.IGNORECASE)
 mistakes.register(
-    {"axis_from_wrong_rank": "an axis of the full Jacobian counted from the wrong tensor's rank"}
+    {
+        "axis_from_wrong_rank": "an axis of the full Jacobian counted from the wrong tensor's rank",
+        "first_axis_not_batch": "index b taken on y's first axis of full[b], not x's batch axis",
+    }
+)
+
+
+FIRST_AXIS = (
+    "tf.gather(full[b], b) without axis= (or full[b][b]) takes index b on the first axis "
+    "of full[b], which is y's (size {outs}), not x's batch axis. In full[b], x's batch axis "
+    "comes after all of y's example axes: tf.gather(full[b], b, axis=len(y.shape) - 1)."
 )
 
 
 def _from_the_wrong_rank(wrong, p):
-    """An index past an axis's end where y's and x's ranks differ: x's batch axis in the
-    full Jacobian counted from x's rank (right only where the ranks agree), else None."""
-    if wrong.mistake != "raised" or len(p.y_shape) == len(p.x_shape):
+    """An index past an axis's end: where y's and x's ranks differ, x's batch axis in the
+    full Jacobian counted from x's rank (right only where the ranks agree); where the
+    batch is larger than y's first axis, index b taken on that axis; else None."""
+    if wrong.mistake != "raised" or not OUT_OF_RANGE.search(wrong.hint):
         return None
-    if not OUT_OF_RANGE.search(wrong.hint):
-        return None
+    if len(p.y_shape) == len(p.x_shape):
+        if p.batch <= p.y_shape[0]:
+            return None
+        lead = f"{wrong.hint.rstrip('.')}. An index ran past the end of an axis: "
+        return Wrong(lead + FIRST_AXIS.format(outs=p.y_shape[0]), "first_axis_not_batch")
     y, x = (p.batch, *p.y_shape), tuple(p.x.shape)
     return Wrong(
         f"{wrong.hint.rstrip('.')}. Here y {y} and x {x} have different ranks, and an index "

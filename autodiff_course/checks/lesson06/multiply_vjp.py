@@ -135,10 +135,17 @@ def _axes_left(part):
             if on_the_way == got.shape:
                 break
         else:
-            return None
+            kept, widened = (), []
+            if not (lead or stretched) or not _summed_from(got.shape, out):
+                return None
         did = [f"adding {_count(lead, 'leading axis', 'leading axes')}"] if lead else []
         did += [f"stretching its axis {i} from size 1 to {out[lead + i]}" for i in stretched]
         left, advice = [], []
+        if not kept and not widened:  # summed over axes broadcasting did not add or stretch
+            needed = [f"the first {_count(lead, 'axis', 'axes')}"] if lead else []
+            needed += [f"axis {lead + i} with keepdims=True" for i in stretched]
+            left.append("the axes you summed are not those")
+            advice.append(f"sum over {' and '.join(needed)} of the output, and no other")
         if sum(kept):
             summed, kept_count = lead - sum(kept), sum(kept)
             was, kept_is = "was" if summed < 2 else "were", "is" if kept_count == 1 else "are"
@@ -165,6 +172,18 @@ def _axes_left(part):
         }
 
     return find
+
+
+def _summed_from(shape, out) -> bool:
+    """``shape`` is ``out`` with some axes summed away (or kept at size 1)."""
+    rest = list(out)
+    for size in shape:
+        while rest and rest[0] != size and size != 1:
+            rest.pop(0)
+        if not rest:
+            return False
+        rest.pop(0)
+    return True
 
 
 def _picked(part):

@@ -95,6 +95,14 @@ def read(value, p, built, log) -> dict:
             "differentiate with respect to the table, embedding.embeddings, not embedding(ids).",
             "wrt_lookup_output",
         )
+    if shape_of(value) == (1, *np.shape(p.table)):
+        raise Wrong(
+            f"Your gradient has shape {(1, *np.shape(p.table))}: the table's gradient inside "
+            "a list of one, as tape.gradient returns it for a list of sources (such as "
+            "embedding.trainable_variables). Differentiate with respect to the table itself, "
+            "embedding.embeddings, and return that one gradient.",
+            "wrong_structure",
+        )
     rows = int(np.max(p.ids)) + 1
     if shape_of(value) == (rows, p.table.shape[1]) != np.shape(p.table):
         raise Wrong(
@@ -109,7 +117,10 @@ def read(value, p, built, log) -> dict:
         raise Wrong(
             f"Your gradient is {dtype}, the dtype of the layer's output and of upstream, but "
             f"the table, embedding.embeddings, is {p.dtype}: a gradient has its source's "
-            "dtype. Return what the tape gives for the table as it is, converted with "
+            "dtype. Look up through the layer, embedding(ids): it casts the float32 rows to "
+            f"{p.out}, and the tape casts their gradient back; a lookup of your own "
+            "(tf.gather(embedding.embeddings, ids)) has no cast, so the upstream's dtype passes "
+            "through. Return what the tape gives for the table as it is, converted with "
             "tf.convert_to_tensor, without a cast to upstream's dtype.",
             "wrong_dtype",
         )
