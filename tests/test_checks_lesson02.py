@@ -649,7 +649,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
                 update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_value(g, -1, 1))
             ),
             "clipped_gradients",
-            ("tf.clip_by_value to 1",),
+            ("tf.clip_by_value", "to 1"),
         ),
         (
             train_with(update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_norm(g, 1.0))),
@@ -659,7 +659,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
         (  # a limit above every gradient of the near starts: the far start shows it
             train_with(update=lambda p, k, rate, g: descend(p, k, rate, tf.clip_by_norm(g, 5.0))),
             "clipped_gradients",
-            ("tf.clip_by_norm to 5",),
+            ("tf.clip_by_norm", "to 5"),
         ),
         (train_into_history, "keeps_state", ("called again with the same arguments",)),
         (

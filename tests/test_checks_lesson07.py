@@ -871,6 +871,22 @@ def rows_up_to_the_largest_id(embedding, ids, upstream):
     return tf.math.unsorted_segment_sum(slices.values, slices.indices, tf.reduce_max(ids) + 1)
 
 
+def gathered_past_the_layer(embedding, ids, upstream):
+    """The rows looked up with tf.gather on the table, not through the layer."""
+    with tf.GradientTape() as tape:
+        vectors = tf.gather(embedding.embeddings, ids)
+    gradient = tape.gradient(vectors, embedding.embeddings, output_gradients=upstream)
+    return tf.convert_to_tensor(gradient)
+
+
+def gradients_of_the_variables_list(embedding, ids, upstream):
+    """The gradients of the list embedding.trainable_variables, stacked: (1, rows, width)."""
+    with tf.GradientTape() as tape:
+        vectors = embedding(ids)
+    found = tape.gradient(vectors, embedding.trainable_variables, output_gradients=upstream)
+    return tf.stack([tf.convert_to_tensor(g) for g in found])
+
+
 def mean_of_the_lookups(embedding, ids, upstream):
     """The gradient of the mean of upstream * embedding(ids), not of their sum."""
     with tf.GradientTape() as tape:
@@ -905,6 +921,8 @@ EMBEDDING_MISTAKES = rows(
             "wrong_dtype",
         ),
         (rows_up_to_the_largest_id, "rows_from_ids"),
+        (gathered_past_the_layer, "wrong_dtype"),  # no cast: float16 under mixed precision
+        (gradients_of_the_variables_list, "wrong_structure"),
         (mean_of_the_lookups, "mean_not_sum"),
         (by_hand_numpy, "summed_by_hand"),
         (by_hand_segment_sum, "summed_by_hand"),
@@ -924,6 +942,8 @@ def test_embedding_hints_name_the_rows_the_dtype_and_the_mean():
     cast = lambda e, i, u: tf.cast(tf.convert_to_tensor(lookup_gradient(e, i, u)), u.dtype)  # noqa: E731
     message = check.embedding_gradient.evaluate(cast).message
     assert "the dtype of the layer's output and of upstream" in message, message
+    message = check.embedding_gradient.evaluate(gathered_past_the_layer).message
+    assert "tf.gather(embedding.embeddings, ids)) has no cast" in message, message
     message = check.embedding_gradient.evaluate(mean_of_the_lookups).message
     assert "mean (tf.reduce_mean)" in message, message
 

@@ -152,12 +152,18 @@ def clipped(got, p):
     """The clip, when ``got`` are the losses of descent with the gradients (or one of them)
     clipped by tf.clip_by_value, clip_by_norm or clip_by_global_norm to a round limit."""
     tol = model.tolerance(p, "losses")
+
+    def gives(how, c, keys):
+        runs = (descend(p.but(steps=k), clip=(how, c, keys))["losses"] for k in (2, p.steps))
+        return all(matches(got[: len(run)], run, tol.rtol, tol.atol) for run in runs)
+
+    hows = ("clip_by_value", "clip_by_norm", "clip_by_global_norm")
     for how, keys in (*CLIPS, ("clip_by_global_norm", "wb")):
         for c in LIMITS:  # the first step's loss after it first, to be quick
-            runs = (descend(p.but(steps=k), clip=(how, c, keys))["losses"] for k in (2, p.steps))
-            if all(matches(got[: len(run)], run, tol.rtol, tol.atol) for run in runs):
+            if gives(how, c, keys):  # where two clips agree on these numbers, both are named
+                both = [h for h in hows if h == how or (h, keys) in CLIPS and gives(h, c, keys)]
                 which = "" if keys == "wb" else f", on the gradient of {keys} only"
-                return {"how": f"tf.{how} to {c:g}{which}"}
+                return {"how": f"{' or '.join(f'tf.{h}' for h in both)} to {c:g}{which}"}
     return None
 
 

@@ -19,7 +19,9 @@ from ...checking.spec import as_dtype
 def _probe(rng, policy, shape, limit, label, fixed=(), scaled=False, xs=(1, 1.9)) -> Probe:
     dtype = "float32" if policy == "float32" else "float16"
     magnitudes = rng.choice(np.r_[np.arange(4, 16), np.arange(17, 33 - 8 * scaled)] / 16, shape[-1])
-    slope = magnitudes * (1.0 if scaled else rng.choice([-1.0, 1.0], size=shape[-1]))
+    signs = rng.choice([-1.0, 1.0], size=shape[-1])
+    signs[:2] = (1.0, -1.0)[: shape[-1]]  # both signs: sigmoid(-a x) is never sigmoid(|a| x)
+    slope = magnitudes * (1.0 if scaled else signs)
     z = slope * rng.uniform(*xs, size=shape) if scaled else rng.uniform(-limit, limit, shape)
     z.reshape(-1)[: len(fixed)] = fixed
     up = 2.0**15 * rng.uniform(0.6, 1.0, size=shape) if scaled else draw_upstream(rng, shape)

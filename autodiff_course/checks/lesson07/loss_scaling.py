@@ -46,11 +46,14 @@ def _squeezed(p):
     return _reference(p, (2.0 * residuals.sum(axis=0) / residuals.size)[:, None])
 
 
-def _unscaled_by_earlier(got, p):
+def _unscaled_by_earlier(got, p, plain: bool = True):
     """The gradients of this call's scaled loss divided by an earlier call's loss_scale (a
-    scale kept between calls): the answer times this scale over that one."""
+    scale kept between calls): the answer times this scale over that one. ``plain``: a
+    ratio other than 2 or 1/2, else only those, which a factor 2 off gives as well."""
     tol, right = bench.tolerance(p, None), _reference(p)
     for kept in dict.fromkeys(p.data.get("earlier", ())):
+        if (p.loss_scale / kept in (2.0, 0.5)) == plain:
+            continue
         if kept != p.loss_scale and np.allclose(
             got, p.loss_scale / kept * right, rtol=tol.rtol, atol=tol.atol * p.loss_scale / kept
         ):
@@ -99,6 +102,15 @@ EXERCISE = Exercise(
             "global, a default argument, an attribute): state kept between calls. Divide by "
             "the loss_scale each call is given.",
             _unscaled_by_earlier,
+        ),
+        Pattern(
+            "scale_factor",
+            "Your gradients are {factor} times the answer. This call's loss_scale ({this}) is "
+            "{factor} times that of an earlier call ({kept}): if your step keeps a loss_scale "
+            "from an earlier call (a global, a default argument, an attribute), that is state "
+            "kept between calls, and each call must divide by the loss_scale it is given; "
+            "otherwise a factor {factor} is off (a 2 or a 1/2 in the loss or the update?).",
+            lambda got, p: _unscaled_by_earlier(got, p, plain=False),
         ),
         Mistake(
             "loss_in_float16",
