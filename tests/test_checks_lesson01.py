@@ -138,6 +138,7 @@ def central_with_a_tensor_step(x):
             (lambda x: -tf.sigmoid(-tf.abs(x)), "one_tail"),
             (lambda x: -tf.sigmoid(-tf.maximum(x, 0.0)), "clipped"),
             (lambda x: -1.0 / (1.0 + tf.exp(tf.clip_by_value(x, -20.0, 20.0))), "clipped_input"),
+            (lambda x: -1.0 / (1.0 + tf.exp(tf.clip_by_value(x, -80.0, 80.0))), "clipped_input"),
             (lambda x: 3.0 * tf.sigmoid(x) - 1.0, "scale_and_offset"),
             (lambda x: -tf.sigmoid(-x) * x, "extra_factor"),
             (lambda x: (-tf.sigmoid(-x)).numpy(), "returned_numpy"),
@@ -551,6 +552,7 @@ def log1pexp_in_float32(x):
             (loss_gradient_with(lambda o, t, x: tf.abs(reference_dy(o, t, x))), "lost_sign"),
             (loss_gradient_with(lambda o, t, x: 2.0 * (o - t) / tf.size(o)), "integer_mixed_in"),
             (loss_gradient_with(lambda o, t, x: reference_dy(o, t, x) + 0.1), "wrong_dy"),
+            (lambda x, t: loss_gradient_with()(x, t) / count(x), "scale_factor"),  # N twice
             (  # one number for every element: 2 * loss
                 loss_gradient_with(lambda o, t, x: 2.0 * mean_squared_error(o, t) + 0.0 * o),
                 "reduced_dy",
@@ -644,6 +646,7 @@ def softplus_of_wx(W):
             (lambda W, x, dy: tf.linalg.matvec(W, dy * local(W, x)), "no_transpose"),
             (lambda W, x, dy: tf.transpose(W) @ (dy * local(W, x)), "raised"),
             (lambda W, x, dy: back_through_w(W, dy) * local(W, x), "wrong_order"),
+            (lambda W, x, dy: back_through_w(W, local(W, x)) * dy, "wrong_order"),  # dy after
             (lambda W, x, dy: tf.reduce_sum(W * (dy * local(W, x))[:, None], axis=1), "wrong_axis"),
             (
                 lambda W, x, dy: tf.reduce_mean(W * (dy * local(W, x))[:, None], axis=0),
@@ -709,7 +712,7 @@ def test_vector_jacobian_product_names_the_mistake(judge, answer, mistake):
 @pytest.mark.parametrize(
     "checker, answer, mistake, words",
     [
-        (check.logistic_derivative, lambda x: tf.sigmoid(x) - 1.0, "cancellation", ["x = 30"]),
+        (check.logistic_derivative, lambda x: tf.sigmoid(x) - 1.0, "cancellation", ["x = 87"]),
         (check.central_gradient, central_with_step(1e-5), "own_step", ["a step of 1e-05"]),
         (check.central_gradient, relative_step, "own_step", ["h * max(1, |x[i]|)"]),
         (check.central_gradient, at_whole_numbers, "wrong_point", ["truncated"]),

@@ -468,6 +468,19 @@ def train_into_array(params, x, y, steps, learning_rate):  # one array, where a 
     return losses
 
 
+def train_divided_by_rows(params, x, y, steps, learning_rate):
+    """Each update divides the gradient by n once more."""
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = mse(params, x, y)
+        gradients = tape.gradient(loss, params)
+        for key in params:
+            params[key].assign_sub(learning_rate * gradients[key] / x.shape[0])
+        losses.append(loss)
+    return losses
+
+
 def train_w_then_b(params, x, y, steps, learning_rate):
     losses = []
     for _ in range(steps):
@@ -684,6 +697,7 @@ def test_2_3_accepts_a_rewritten_answer(judge, answer):
         (train_gradient_once, "stale_gradient", ("computed once",)),
         (train_b_with_w_gradient, "mixed_gradients", ("w's gradient", "its sum")),
         (train_w_then_b, "sequential_updates", ("updates w first",)),
+        (train_divided_by_rows, "rate_not_applied", ("learning_rate / n",)),
     ],
 )
 def test_2_3_mistakes_are_named(judge, answer, mistake, words):
@@ -836,6 +850,9 @@ def test_2_4_accepts_a_rewritten_answer(judge):
         ),
         (lambda average, x, decay: tf.squeeze(update_with()(average, x, decay)), "broadcast_shape"),
         (old_average_kept_per_variable(), "keeps_state"),  # the same average updated again
+        (update_with(lambda average, x, decay: decay * average + x), "moving_average_formula"),
+        (update_with(loss=lambda new: new), "gradient_of_intermediate"),  # d new / dx
+        (update_with(loss=tf.norm), "wrong_loss"),
     ],
 )
 def test_2_4_mistakes_are_named(judge, answer, mistake):

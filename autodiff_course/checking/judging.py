@@ -225,6 +225,8 @@ def generic_mistake(
         )
     norm = float(np.sum(expected * expected))  # the least-squares factor (got is finite)
     factor = float(np.sum(got * expected)) / norm if norm else None
+    if factor is not None and np.isclose(factor, 1.0, rtol=1e-6, atol=0):
+        factor = None  # right on the whole, off only where the values are tiny: no factor
     if factor is not None and abs(factor) > 1e-12 and matches(got, factor * expected, **loose):
         if batch and np.isclose(factor, batch, rtol=1e-3):
             return (

@@ -51,7 +51,16 @@ EXERCISE = spec.Exercise(
     tolerance=tolerance,
     mistakes=(
         spec.Mistake("forgot_upstream", ONES, lambda p: sig(p.x)),
-        *mse.dy_mistakes(lambda p: sig(p.x), ("dy_of_ones",), " Mend dy and pass it again."),
+        *mse.dy_mistakes(
+            lambda p: sig(p.x), ("dy_of_ones", "scale_factor"), " Mend dy and pass it again."
+        ),
+        spec.Mistake(
+            "scale_factor",
+            "Your gradient is N = {n} times too small: N was divided twice, once in dy = "
+            "2 (output - target) / N and once more (inside dy, or on the tape's result). "
+            "Divide by N once, in dy.",
+            lambda p: gradient(p) / p.x.size if p.x.size > 1 else None,
+        ),
         spec.Mistake("dy_from_x", FROM_X, lambda p: 2.0 * (p.x - p.target) / p.x.size * sig(p.x)),
         spec.Mistake("returned_dy", DY, mse.dy),
         spec.Mistake("local_derivative_twice", AGAIN, lambda p: gradient(p) * sig(p.x)),

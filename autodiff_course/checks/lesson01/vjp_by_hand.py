@@ -66,6 +66,8 @@ X_FOR_W = "Your product is sum(dy * sigmoid(W x)) times x: x is the Jacobian of 
 X_FOR_W += "respect to W. With respect to x it is W: return W^T (dy * sigmoid(W x))."
 J_DY = "You computed J dy, the Jacobian times dy (sigmoid(W x) * (W dy)): the vector-Jacobian "
 J_DY += "product multiplies from the left, dy^T J = J^T dy = W^T (dy * sigmoid(W x))."
+DY_AFTER = "You multiplied by dy after going back through W: dy is the upstream at y, so it "
+DY_AFTER += "meets sigmoid(W x) first, at the output, and W^T comes last: W^T (dy * sigmoid(W x))."
 ADDED = "You added two products with W^T; the chain rule multiplies: W^T (dy * sigmoid(W x))."
 NO_W = "You stopped at u = dy * sigmoid(W x), the upstream at z = W x: go back through W too."
 NO_T = "You went back through W, not W transposed: tf.linalg.matvec(W, u, transpose_a=True)."
@@ -104,6 +106,9 @@ EXERCISE = spec.Exercise(
         ),
         spec.Mistake("forgot_matrix", NO_W, square(lambda p: p.upstream * sig(p.W @ p.x))),
         spec.Mistake("no_transpose", NO_T, square(lambda p: p.W @ (p.upstream * sig(p.W @ p.x)))),
+        spec.Mistake(
+            "wrong_order", DY_AFTER, square(lambda p: (p.W.T @ sig(p.W @ p.x)) * p.upstream)
+        ),
         spec.Mistake("no_transpose", J_DY, square(lambda p: sig(p.W @ p.x) * (p.W @ p.upstream))),
         spec.Mistake(
             "wrong_axis", AXIS, square(lambda p: p.upstream * sig(p.W @ p.x) * p.W.sum(1))

@@ -120,6 +120,12 @@ EXERCISE = Exercise(
         ),
         Mistake(
             "moving_average_formula",
+            "Your new average adds all of x (decay * average + x): x is weighted by 1 - decay, "
+            "new_average = decay * average + (1 - decay) * x (and so is the average you assign).",
+            averaged(add=lambda d: 1.0),
+        ),
+        Mistake(
+            "moving_average_formula",
             "Your new average keeps all of the old average (average + (1 - decay) * x): it "
             "keeps only the fraction decay of it: new_average = decay * average + (1 - decay) * x.",
             averaged(keep=lambda d: 1.0),
@@ -134,6 +140,25 @@ EXERCISE = Exercise(
                 means="decay rounded before use",
             )
             for places in (2, 1)
+        ),
+        Mistake(
+            "gradient_of_intermediate",
+            "Your gradient is 1 - decay at every entry: that of the new average itself (its "
+            "sum), tape.gradient(new_average, x). The exercise asks for the gradient of the "
+            "loss, sum(new_average**2): tape.gradient(loss, x).",
+            lambda p: {"gradient": np.full_like(p.x, 1 - p.decay)},
+        ),
+        Mistake(
+            "wrong_loss",
+            "Your gradient is (1 - decay) new_average / |new_average|: your loss is the norm, "
+            "tf.norm(new_average), the square root of the sum of squares. The loss is the sum "
+            "of squares itself, tf.reduce_sum(new_average**2), with no square root.",
+            lambda p: {
+                "gradient": (1 - p.decay)
+                * averaged()(p)["average"]
+                / np.linalg.norm(averaged()(p)["average"])
+            },
+            means="another loss than the one the exercise gives",
         ),
         Mistake(
             "squares_split",

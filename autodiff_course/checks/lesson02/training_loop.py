@@ -292,6 +292,13 @@ EXERCISE = Exercise(
         Pattern("rate_changed", DECAYED, decayed),
         variant("stale_gradient", LAGGED, lag=True),
         variant("stale_gradient", ONCE, once=True),
+        Mistake(
+            "rate_not_applied",
+            "Your losses are those of descent at learning_rate / n (n = {n} rows): each update "
+            "divides the gradient by n again, but the mean in the loss already did. Apply the "
+            "gradient as the tape returns it: assign_sub(learning_rate * gradient).",
+            lambda p: descend(p, rates=lambda i, k, r: r / p.n)["losses"] if p.n > 1 else None,
+        ),
         variant(
             "sequential_updates",
             W_FIRST,
