@@ -103,6 +103,10 @@ def test_swish_jacobian_accepts_the_formula(judge):
     [
         (lambda x: (lambda tape, y: tape.gradient(y, x))(*recorded(swish, x)), "returned_diagonal"),
         (swish_diag(lambda x, s: s), "missed_product_rule"),
+        (  # the sigmoid as e^x / (1 + e^x): inf / inf at x = 100 (float32), 800 (float64)
+            lambda x: tf.linalg.diag((lambda s: s + x * s * (1 - s))(tf.exp(x) / (1 + tf.exp(x)))),
+            "nan_or_inf",
+        ),
         (swish_diag(lambda x, s: x * s * (1 - s)), "half_product_rule"),
         (swish_diag(lambda x, s: s * (1 - s)), "half_product_rule"),
         (swish_diag(lambda x, s: s + x * s * s), "sigmoid_squared"),

@@ -67,6 +67,13 @@ def accumulate_zeros_float64(grads, key, contribution):
     grads[key] = grads.get(key, np.zeros(np.shape(contribution))) + contribution
 
 
+def returned_not_stored(grads, key, contribution):
+    """The sum returned, grads[key] left as it was."""
+    if key in grads:
+        return grads[key] + contribution
+    grads[key] = contribution
+
+
 ACCUMULATE_CORRECT = [accumulate_get_zero, accumulate_private_copy]
 
 ACCUMULATE_WRONG = [
@@ -75,6 +82,7 @@ ACCUMULATE_WRONG = [
     (accumulate_into_contribution, "changed_in_place"),
     (lambda grads, key, c: grads.__setitem__(key, c), "overwrote_gradient"),
     (lambda grads, key, c: grads.setdefault(key, c), "kept_first_gradient"),
+    (returned_not_stored, "returned_not_stored"),
     (  # a stored gradient with a 0 entry is replaced
         lambda grads, key, c: grads.__setitem__(
             key, grads[key] + c if key in grads and grads[key].all() else c

@@ -737,6 +737,7 @@ STEP_MISTAKES = rows(
         # the right numbers by the wrong method, and no method at all
         (step(float32_copy, unscale=lambda gs, s: gs), "float32_copy"),
         (zeros_step, "zeros"),
+        (step(unscale=lambda gs, s: [g // s for g in gs]), "floor_division"),
     ]
 )
 
@@ -887,6 +888,14 @@ def gradients_of_the_variables_list(embedding, ids, upstream):
     return tf.stack([tf.convert_to_tensor(g) for g in found])
 
 
+def gradients_list_converted(embedding, ids, upstream):
+    """tf.convert_to_tensor of the list tape.gradient returns for a list of sources."""
+    with tf.GradientTape() as tape:
+        vectors = embedding(ids)
+    found = tape.gradient(vectors, embedding.trainable_variables, output_gradients=upstream)
+    return tf.convert_to_tensor(found)
+
+
 def mean_of_the_lookups(embedding, ids, upstream):
     """The gradient of the mean of upstream * embedding(ids), not of their sum."""
     with tf.GradientTape() as tape:
@@ -923,6 +932,7 @@ EMBEDDING_MISTAKES = rows(
         (rows_up_to_the_largest_id, "rows_from_ids"),
         (gathered_past_the_layer, "wrong_dtype"),  # no cast: float16 under mixed precision
         (gradients_of_the_variables_list, "wrong_structure"),
+        (gradients_list_converted, "wrong_structure"),
         (mean_of_the_lookups, "mean_not_sum"),
         (by_hand_numpy, "summed_by_hand"),
         (by_hand_segment_sum, "summed_by_hand"),

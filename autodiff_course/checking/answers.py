@@ -189,6 +189,14 @@ def _dtype_clash(message: str) -> Wrong | None:
             "ops (tf.exp, tf.math.log, ...), which work entry by entry and return a tensor.",
             "python_scalar",
         )
+    if "IndexedSlices" in message and "unsupported type" in message:
+        return Wrong(
+            message + ". tf.convert_to_tensor turns one IndexedSlices into a dense tensor, but "
+            "not a list holding one: tape.gradient returns a list when its sources are a list "
+            "(such as layer.trainable_variables). Take the one gradient out of the list "
+            "first, or pass the variable itself as the source, then convert it.",
+            "wrong_structure",
+        )
     if _CONVERSION_CLASH.search(message):
         return Wrong(
             message + ". tf.convert_to_tensor(x, dtype=...) (and tf.constant) never changes "

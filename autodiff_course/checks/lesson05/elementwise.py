@@ -12,13 +12,14 @@ from ...log1pexp import reference_sigmoid as sigmoid
 
 def sizes(rng):
     """float64 (an estimate shows there), then float32: lengths 3 to 7, x holding 0, -1.2785
-    (near the derivative's zero) and fresh values of both signs from 0.2 to 7."""
+    (near the derivative's zero), from length 4 on a large x (800 in float64, 100 in float32,
+    where e^x overflows) and fresh values of both signs from 0.2 to 7."""
     n = rng.choice(np.arange(3, 8), size=2, replace=False)
     return [("float64", {"n": int(n[0])}), ("float32", {"n": int(n[1])})]
 
 
 def make(rng, dtype, s):
-    fixed = [0.0, -1.2785][: s["n"] - 1]
+    fixed = [0.0, -1.2785, 800.0 if dtype == "float64" else 100.0][: s["n"] - 1]
     x = rng.permutation(np.concatenate([fixed, signed(rng, s["n"] - len(fixed), 0.2, 7.0)]))
     return spec.Probe(dtype, spec.as_dtype(x, dtype), label=f"a {dtype} x of shape {x.shape}")
 

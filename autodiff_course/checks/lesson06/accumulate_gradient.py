@@ -19,6 +19,7 @@ mistakes.register(  # the codes of what the reverse pass finds as it calls the a
         "not_stored": "the first contribution was not stored in grads",
         "returned_new_dict": "a new dictionary returned instead of updating grads",
         "stored_none": "None stored as a gradient",
+        "returned_not_stored": "the sum returned, the stored gradient left as it was",
     }
 )
 
@@ -53,6 +54,16 @@ def _drive(call, p):
             )
         if grads[key] is None:
             raise Wrong("Your function stored None in `grads`, not a gradient.", "stored_none")
+        if kept is not None and returned is not None and grads[key] is stored:
+            summed = np.asarray(kept) + np.asarray(contribution)
+            if np.shape(returned) == summed.shape and np.allclose(returned, summed):
+                raise Wrong(
+                    "Your function returns the sum, grads[key] + contribution, but leaves "
+                    "grads[key] as it was: the reverse pass reads what is stored, not what is "
+                    "returned. Store the sum, grads[key] = grads[key] + contribution (the "
+                    "function returns nothing).",
+                    "returned_not_stored",
+                )
         read_array(grads[key], f"The gradient stored for {key!r}", np.shape(p.x), p.dtype)
 
     return reverse_pass(p, accumulate)

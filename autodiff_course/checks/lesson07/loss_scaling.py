@@ -46,6 +46,12 @@ def _squeezed(p):
     return _reference(p, (2.0 * residuals.sum(axis=0) / residuals.size)[:, None])
 
 
+def _floored(p):
+    """The answer rounded down, where that is not zeros (which underflow also gives)."""
+    floored = np.floor(_reference(p))
+    return floored if np.any(floored) else None
+
+
 def _unscaled_by_earlier(got, p, plain: bool = True):
     """The gradients of this call's scaled loss divided by an earlier call's loss_scale (a
     scale kept between calls): the answer times this scale over that one. ``plain``: a
@@ -93,6 +99,13 @@ EXERCISE = Exercise(
             "Your gradients are loss_scale ({loss_scale}) times too large: divide the "
             "scaled gradients by loss_scale before you apply and return them.",
             lambda p: p.loss_scale * _reference(p),
+        ),
+        Mistake(
+            "floor_division",
+            "Your gradients are whole numbers, the answer rounded down: `//` is floor division. "
+            "Unscale with a true division, g / loss_scale.",
+            lambda p: _floored(p),
+            means="the scaled gradients unscaled with // (floor division)",
         ),
         Pattern(
             "keeps_state",
