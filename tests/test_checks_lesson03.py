@@ -115,6 +115,10 @@ def float32_backward(up, x):
     return tf.cast(up, tf.float32) * tf.sigmoid(tf.cast(x, tf.float32))
 
 
+def e_to_the_x_below_0(up, x):
+    return up * tf.where(x < 0.0, tf.exp(tf.minimum(x, 0.0)), tf.sigmoid(x))
+
+
 softplus = tf.nn.softplus
 
 
@@ -139,6 +143,12 @@ softplus = tf.nn.softplus
             (softplus, lambda up, x: up * tf.sigmoid(x) * tf.sigmoid(-x), "differentiated_twice"),
             (softplus, lambda up, x: up * tf.nn.softplus(x), "value_not_derivative"),
             (softplus, lambda up, x: up * tf.sigmoid(-x), "sigmoid_of_minus_x"),
+            (softplus, e_to_the_x_below_0, "asymptote_for_negative"),
+            (
+                lambda x: tf.where(x < 0.0, tf.exp(tf.minimum(x, 0.0)), tf.nn.softplus(x)),
+                sigmoid_backward,
+                "asymptote_for_negative",
+            ),
             (softplus, lambda up, x: -up * tf.sigmoid(x), "sign_flipped"),
             (softplus, lambda up, x: 2.0 * up * tf.sigmoid(x), "scale_factor"),
             (softplus, lambda up, x: up * tf.sigmoid(2.0 * x), "wrong_local_derivative"),
@@ -191,6 +201,27 @@ def reads_the_latest_x(x):
 
 def test_log1pexp_catches_a_rule_that_reads_the_latest_call(judge):
     judge(check.log1pexp_stable, reads_the_latest_x, "keeps_state")
+
+
+@tf.custom_gradient
+def _softplus_rule(x):
+    return tf.nn.softplus(x), lambda up: up * tf.sigmoid(x)
+
+
+def test_log1pexp_names_the_keyword_argument_trap(judge):
+    message = judge(
+        check.log1pexp_stable, lambda x: _softplus_rule(x=x), "custom_gradient_not_used"
+    )
+    assert "keyword-argument trap" in message.message
+    assert "Pass x positionally" in message.message
+
+
+def test_log1pexp_names_the_asymptote_taken_below_0(judge, custom_gradient):
+    answer = custom_gradient(softplus, e_to_the_x_below_0)
+    assert (
+        "e^x is only the asymptote"
+        in judge(check.log1pexp_stable, answer, "asymptote_for_negative").message
+    )
 
 
 def test_log1pexp_hint_lists_every_failure_mode(judge, custom_gradient):
@@ -371,7 +402,10 @@ def test_clipped_upstream_names_the_mistake_of_an_answer(judge, answer, mistake)
                 lambda up, x: tf.reduce_mean(clip(up) * 3.0 * x**2) * tf.ones_like(x),
                 "reduced_gradient",
             ),
-            (cube, lambda up, x: clip(up) * 3.0 * x, "wrong_local_derivative"),
+            (cube, lambda up, x: clip(up) * 3.0 * x, "wrong_power"),
+            (cube, lambda up, x: clip(up) * 2.0 * x, "wrong_power"),
+            (cube, lambda up, x: clip(up) * 3.0 * x**3, "wrong_power"),
+            (cube, lambda up, x: clip(up) * tf.exp(x), "wrong_local_derivative"),
             (cube, lambda up, x: clip(up) * 3.0 * x**2 + 0.1 * up, "upstream_not_linear"),
             (
                 cube,
@@ -402,13 +436,14 @@ def test_clipped_upstream_names_the_mistake_of_a_rule(
             "clip_sign_lost",
             "into -1, whatever its sign",
         ),
+        (lambda up, x: clip(up) * 3 * x, "wrong_power", "multiplies the clipped upstream by 3x"),
         (
             lambda up, x: clip(up) * 3.0 * tf.pow(x**3, 2.0 / 3.0),
             "fractional_power_of_negative",
             "nan at every negative x",
         ),
     ],
-    ids=["+1 beyond the clip", "-1 beyond the clip", "power of the output"],
+    ids=["+1 beyond the clip", "-1 beyond the clip", "3x for 3x^2", "power of the output"],
 )
 def test_clipped_upstream_names_how_the_rule_breaks(
     judge, custom_gradient, backward, mistake, words

@@ -52,6 +52,14 @@ NO_RULE = (
     "the function with @tf.custom_gradient and return (output, grad_fn). (Inside "
     "tf.function the check cannot see it: take that off.)"
 )
+KEYWORD_TRAP = (  # a call with keyword arguments only (or none): a custom node with no inputs
+    "Your @tf.custom_gradient function ran, but its grad_fn never did: TensorFlow recorded it "
+    "with no inputs, so nothing connects it to x, the tape drops it, and the gradient came from "
+    "the operations inside it. That is the keyword-argument trap: keyword arguments do not "
+    "become inputs of the custom node, so a call such as f(x=x) skips your rule silently (and "
+    "so does a function that takes no argument and reads x from outside). Pass x "
+    "positionally: f(x)."
+)
 NOT_READ = (  # a copy of w's value made with the layer: read before it runs, stale after assign
     "The gradient with respect to w is None, and your layer read no variable as it ran, so "
     "TensorFlow passed grad_fn none: read w itself inside the decorated function (w * x), "
@@ -185,6 +193,8 @@ class OnTape(Harness):
         if not log.used_custom_gradient:
             lead = lead or ("The gradient is None. " if gradient_missing else "")
             raise Wrong(lead + NO_RULE, "custom_gradient_not_used")
+        if not log.custom_backward_ran and all(c.input_count == 0 for c in log.custom_calls):
+            raise Wrong(KEYWORD_TRAP, "custom_gradient_not_used")
         if not log.custom_backward_ran:
             raise Wrong(
                 "Your @tf.custom_gradient function ran, but its grad_fn never did: the output "

@@ -354,3 +354,50 @@ def tails() -> tuple:
             "for x > 0, log(1 + e^x) is x + log(1 + e^-x) and sigmoid(x) = 1/(1 + e^-x)",
         ),
     )
+
+
+ASYMPTOTE = {
+    "value": (
+        "Your value is {value} at x = {points}, which is e^x, where it should be log(1 + e^x): "
+        "for negative x, e^x is only the asymptote of log(1 + e^x), close to it only far below "
+        "0. Keep the whole formula for every x: {softplus} (or {log1p} of e^x)."
+    ),
+    "gradient": (
+        "Your gradient is upstream * e^x at x = {points}, where it should be upstream * "
+        "sigmoid(x) = upstream * e^x/(1 + e^x): for negative x, e^x is only the asymptote of "
+        "the sigmoid, off by the factor 1 + e^x (37% at x = -1) and close only far below 0. "
+        "The sigmoid itself is accurate on both sides of 0 and never overflows: use it for "
+        "every x."
+    ),
+}
+
+
+def asymptotes(library="tf") -> tuple:
+    """A rule of x that takes e^x, the asymptote of log(1 + e^x) and of sigmoid(x) far
+    below 0, for the value or the gradient at negative x: wherever the part is wrong, x < 0
+    and the part is e^x (times the upstream)."""
+
+    def shortcut(part):
+        def shows(got, p):
+            want = reference(p)[part]
+            tol = tolerance(p)
+            wrong = ~close_points(got, want, tol.rtol, tol.atol)
+            with np.errstate(over="ignore"):
+                asymptote = np.exp(p.x) * (p.upstream if part == "gradient" else 1.0)
+            rtol = 1e-4 if p.dtype != "float64" else 1e-12
+            fits = close_points(got, asymptote, rtol, tol.atol) & (p.x < 0)
+            return wrong & bool(wrong.any() and np.all(fits[wrong]))
+
+        return shows
+
+    return tuple(
+        Symptom(
+            "asymptote_for_negative",
+            _words(ASYMPTOTE[part], library),
+            shortcut(part),
+            part=part,
+            means="e^x, the asymptote far below 0, taken for every negative x" if i == 0 else "",
+            at=_x,
+        )
+        for i, part in enumerate(("value", "gradient"))
+    )

@@ -74,6 +74,23 @@ def _nan_where_negative(got, p):
     return {"points": ", ".join(f"{v:g}" for v in p.x[negative][:3]) + ", ..."}
 
 
+def _other_power(got, p):
+    """The clipped upstream times c x^k with another power k of x than 2 (3x, 2x, 3x^3):
+    the power rule applied wrong, d/dx x^3 = 3x^2."""
+    up = clip(p.upstream)
+    usable = (np.abs(up) > 1e-6) & (np.abs(p.x) > 1e-3)
+    if usable.sum() < 3:
+        return None
+    for k in (1, 3, 0, 4):
+        local = p.x[usable] ** k
+        c = float(np.median(got[usable] / (up[usable] * local)))
+        if abs(c) > 1e-6 and matches(got, c * up * p.x**k, 1e-5, 1e-9):
+            c_text = f"{c:.4g}" if abs(c - round(c)) > 1e-4 else f"{round(c)}"
+            local_text = {0: c_text, 1: f"{c_text}x"}.get(k, f"{c_text}x^{k}")
+            return {"local": local_text, "k": k}
+    return None
+
+
 EXERCISE = Exercise(
     number="3.3",
     title="Clip where the gradient enters a layer",
@@ -181,6 +198,15 @@ EXERCISE = Exercise(
             _other_range,
             part="gradient",
             means="the upstream clipped to another range than [-1, 1]",
+        ),
+        Pattern(
+            "wrong_power",
+            "Your rule multiplies the clipped upstream by {local}, not by the local derivative "
+            "3x^2: the power of x is off. By the power rule, d/dx x^3 = 3 * x**2: the exponent "
+            "3 comes down as the factor and the power drops by one, to 2 (not to {k}).",
+            _other_power,
+            part="gradient",
+            means="the clipped upstream times another power of x than x^2",
         ),
         Pattern(
             "clip_sign_lost",

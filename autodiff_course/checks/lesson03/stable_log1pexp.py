@@ -16,7 +16,7 @@ EXERCISE = Exercise(
     harness=OnTape("`log1pexp_stable`", produced=True, local="sigmoid(x)"),
     probes=story.PROBES,
     reference=story.reference,
-    mistakes=story.mistakes() + story.threshold_slips(),
+    mistakes=story.mistakes() + story.asymptotes() + story.threshold_slips(),
     stories=(story.story(),),
     describe=story.DESCRIBE,
     tolerance=story.tolerance,
