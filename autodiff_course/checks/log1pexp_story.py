@@ -138,9 +138,10 @@ MODES = {
     ),
     "documented_rule_cancellation": (
         "the gradient is {value} at {z} = {points}, where it is tiny but not zero: for "
-        "negative {z}, 1/(1 + e^{z}) is close to 1, and a subtraction such as 1 - 1/(1 + "
-        "e^{z}) keeps only its rounding error: 0.0 (below {z} = {cancellation}) or wrong "
-        "digits. The sigmoid keeps the tiny value",
+        "negative {z}, a form of the sigmoid that adds or subtracts numbers close to 1 "
+        "(1 - 1/(1 + e^{z}), 0.5 * (1 + tanh({z}/2))) keeps only their rounding error: 0.0 "
+        "(below {z} = {cancellation}) or wrong digits, though it equals the sigmoid on "
+        "paper. The sigmoid itself, or e^{z}/(1 + e^{z}) for negative {z}, keeps the tiny value",
         "the backward subtracts numbers near 1 and loses its digits",
     ),
 }
