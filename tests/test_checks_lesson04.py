@@ -151,6 +151,11 @@ def cached(solution):
     return answer
 
 
+def newton_regularised(f, x):
+    first, second = nested(f, x)
+    return x - first / (second + 1e-8)
+
+
 def newton_target_after_block(f, x):
     first, doubled = nested(f, x, target=lambda first: 2.0 * first, target_inside=False)
     return x - first / (0.5 * doubled)
@@ -205,6 +210,12 @@ def newton_target_after_block(f, x):
             (newton_until_converged, ["repeated the step"], "newton_iterated"),
             (newton_three_steps, ["after 3 Newton steps", "one step"], "newton_iterated"),
             (newton_abs_curvature, ["|f''(x)|", "f''(x) < 0"], "newton_abs_curvature"),
+            (
+                lambda f, x: x - 0.5 * tf.math.divide(*nested(f, x)),
+                ["scaled by 0.5", "damping"],
+                "newton_damped",
+            ),
+            (newton_regularised, ["f''(x) + 1e-08"], "eps_in_denominator"),
             (newton_outer_repeats_f, ["outer tape differentiated a result"], "wrong_target"),
             # size-1 axes, and state kept between calls
             (
@@ -263,6 +274,17 @@ def mixed_jacobian_diagonal(f, x, y):
     return tf.reshape(tf.linalg.diag_part(tf.reshape(jacobian, [tf.size(x), tf.size(y)])), x.shape)
 
 
+def mixed_sum_of_firsts_inside(f, x, y):
+    """The outer tape differentiates dz/dx + dz/dy with respect to y."""
+    with tf.GradientTape() as outer:
+        outer.watch(y)
+        with tf.GradientTape() as inner:
+            inner.watch([x, y])
+            z = f(x, y)
+        total = tf.add_n(inner.gradient(z, [x, y], unconnected_gradients=ZERO))
+    return outer.gradient(total, y, unconnected_gradients=ZERO)
+
+
 def mixed_finite_difference_in_y(f, x, y):
     def slope_in_x(at_y):
         return by_tape(lambda x: f(x, at_y), x)
@@ -305,6 +327,12 @@ def mixed_finite_difference_in_y(f, x, y):
                 "product_of_partials",
             ),
             (lambda f, x, y: tf.math.sin(mixed(f, x, y)), [], "wrong_combination"),
+            (  # the outer tape asked for x and y, the two added
+                lambda f, x, y: mixed(f, x, y, outer=0) + mixed(f, x, y),
+                ["d2z/dx2 + d2z/(dx dy)", "both x and y"],
+                "added_term",
+            ),
+            (mixed_sum_of_firsts_inside, ["d2z/(dx dy) + d2z/dy2", "dz/dx + dz/dy"], "added_term"),
             (lambda f, x, y: -mixed(f, x, y), [], "sign_flipped"),
             (
                 lambda f, x, y: tf.cast(
@@ -418,6 +446,12 @@ sigmoid = tf.sigmoid
             (sigmoid, lambda up, x: tf.sigmoid(x) * tf.sigmoid(-x), "forgot_upstream"),
             (sigmoid, lambda up, x: up * tf.sigmoid(x), "softplus_slope"),
             (sigmoid, lambda up, x: up, "forgot_local_derivative"),
+            (sigmoid, lambda up, x: up * tf.sigmoid(-x), "slope_factor_missing"),
+            (  # e^-|x| / (1 + e^-|x|), the square forgotten
+                sigmoid,
+                lambda up, x: up * tf.exp(-tf.abs(x)) / (1.0 + tf.exp(-tf.abs(x))),
+                "slope_factor_missing",
+            ),
             (sigmoid, lambda up, x: up * tf.sigmoid(x) ** 2, "sigmoid_squared"),
             (sigmoid, lambda up, x: up * tf.sigmoid(x) * (1.0 - tf.sigmoid(-x)), "sigmoid_squared"),
             (sigmoid, lambda up, x: up * (1.0 - tf.sigmoid(x) ** 2), "sigmoid_squared"),
@@ -532,6 +566,14 @@ def hvp_forward_over_reverse(f, x, v):
             (lambda f, x, v: by_tape(f, x), "first_not_second"),
             (lambda f, x, v: nested(f, x)[1] * v, "hessian_row_sums"),
             (lambda f, x, v: nested(f, x)[1], "hessian_row_sums"),
+            (  # sum(g) * v: sum(v) times H @ ones
+                lambda f, x, v: nested(f, x, target=lambda g: tf.reduce_sum(g) * v)[1],
+                "hessian_row_sums",
+            ),
+            (  # v in the inner target, f(x) * sum(v): the same numbers
+                lambda f, x, v: nested(lambda x: f(x) * tf.reduce_sum(v), x)[1],
+                "hessian_row_sums",
+            ),
             (lambda f, x, v: hvp(f, v, x), "swapped_point_direction"),
             (  # the outer tape differentiates (v . g)**2 / 2: H v times v . g
                 lambda f, x, v: nested(f, x, target=lambda g: 0.5 * tf.reduce_sum(g * v) ** 2)[1],
@@ -570,6 +612,13 @@ def where_nonzero(norm):
     return lambda g: tf.where(squares(g) > 0, norm(squares(g)), tf.zeros_like(squares(g)))
 
 
+@tf.custom_gradient
+def norm_unguarded_rule(g):
+    """A custom rule upstream * g / n, with no guard: 0/0 at rows of zeros."""
+    n = tf.sqrt(squares(g))
+    return n, lambda upstream: upstream[:, None] * g / n[:, None]
+
+
 @pytest.mark.parametrize(
     "answer",
     [
@@ -603,6 +652,7 @@ def test_safe_norm_correct_answers(judge, answer):
         [
             # the gradient at zero rows
             (lambda g: tf.norm(g, axis=-1), "nan_gradient_at_zero"),
+            (norm_unguarded_rule, "nan_gradient_at_zero"),
             (lambda g: tf.sqrt(squares(g) + 1e-40), "eps_subnormal"),  # 0 in float32
             (lambda g: tf.sqrt(squares(g)) + 1e-9, "eps_outside_sqrt"),
             (lambda g: tf.sqrt(squares(g)) + 1e-6, "eps_outside_sqrt"),  # the value off too
@@ -665,3 +715,8 @@ def test_the_where_hint_names_the_op_that_was_used(judge, norm, named, not_named
     """g**2 is a power too: only a fractional power may be blamed."""
     message = judge(check.safe_norm, where_nonzero(norm), "where_without_safe_branch").message
     assert named in message and not_named not in message
+
+
+def test_a_custom_rule_that_divides_by_a_zero_norm_is_blamed_not_tf_sqrt(judge):
+    message = judge(check.safe_norm, norm_unguarded_rule, "nan_gradient_at_zero").message
+    assert "your own grad_fn" in message and "slope of tf.sqrt" not in message, message

@@ -1,7 +1,8 @@
 """Why a gradient is nan where the answer is finite (lessons 03 and 04): an operation whose
 slope is infinite at 0 (a square root, a log, a division), read from the operations the
 answer ran, inside a tf.where or not, an epsilon added after the square root, or one too
-small for float32 to hold."""
+small for float32 to hold; or a nan the learner's own custom grad_fn returned (0/0 at a
+zero norm), which no TensorFlow op is to blame for."""
 
 from __future__ import annotations
 
@@ -49,11 +50,21 @@ def infinite_slope(case) -> Wrong | None:
     seen = getattr(case.observation.log, "provenance", None)
     ops = seen.operations if seen is not None else []
     risky = list(dict.fromkeys(name for name in map(_risky, ops) if name))
-    if not bad.any() or not risky:
+    if not bad.any():
         return None
     where = f"at index {[int(i) for i in np.argwhere(bad)[0]]}"
     lead = f"{_head(case.noun)} is {case.got[bad][0]} {where}, where it "
     lead += "should be finite. "
+    if _rule_returned_nan(case.observation.log):
+        return Wrong(
+            lead + "It comes from your own grad_fn, not from TensorFlow's rules: at a row of "
+            "zeros your rule divides by the norm (or multiplies by its reciprocal), which is 0 "
+            "there, and 0/0 is nan. A custom rule needs its own guard: divide by "
+            "tf.maximum(n, 1e-12), or pick the gradient 0 there with tf.where.",
+            "nan_gradient_at_zero",
+        )
+    if not risky:
+        return None
     if any(op.name in ("Select", "SelectV2") for op in ops):
         blamed = next((name for name in risky if name != "Sqrt"), None)
         if blamed is None:
@@ -90,6 +101,19 @@ def infinite_slope(case) -> Wrong | None:
         "there with tf.where.",
         "nan_gradient_at_zero",
     )
+
+
+def _rule_returned_nan(log) -> bool:
+    """Some run of the learner's @tf.custom_gradient grad_fn returned nan or inf."""
+    for call in getattr(log, "custom_calls", ()):
+        for _, returned in call.backward:
+            for gradient in returned:
+                try:
+                    if gradient is not None and not np.all(np.isfinite(np.asarray(gradient))):
+                        return True
+                except (TypeError, ValueError):  # not numbers: not this case
+                    continue
+    return False
 
 
 def _subnormal_epsilon(ops) -> float | None:

@@ -81,6 +81,12 @@ MISTAKES = (
              lambda g, h, v: h @ v / np.linalg.norm(v)),
     _mistake("hessian_row_sums", "Your result does not depend on v: it is H @ ones, the outer "
              "gradient of g itself." + SUMS, lambda g, h, v: h.sum(1)),
+    _mistake("hessian_row_sums", "Your product is sum(v) times H @ ones (the row sums of H): "
+             "your outer tape differentiated sum(v) * sum(g), either because you multiplied v "
+             "by tf.reduce_sum(g) (the sum taken before the product) or because v went into the "
+             "inner target, f(x) * sum(v), where it only scales g. Multiply g by v element by "
+             "element in the outer block, then sum: tf.reduce_sum(g * v).",
+             lambda g, h, v: h.sum(1) * v.sum()),
     spec.Mistake("swapped_point_direction", "Your product is the Hessian at v times x: the "
                  "point and the direction are swapped. hvp(f, x, v) is the Hessian at x times "
                  "v.", lambda p: FUNCTIONS[p.name][0](p.v)[1] @ p.x,

@@ -63,7 +63,17 @@ MISTAKES = tuple(spec.Mistake(code, hint, lambda p, k=k: partials(p)[k]) for cod
 )) + (spec.Mistake("product_of_partials", "You multiplied the two first derivatives, dz/dx * "
       "dz/dy. The mixed partial is the derivative of dz/dx with respect to y: an outer tape that "
       "records the inner gradient.", lambda p: partials(p)["fx"] * partials(p)["fy"],
-      means="dz/dx * dz/dy where the derivative of dz/dx with respect to y belongs"),)
+      means="dz/dx * dz/dy where the derivative of dz/dx with respect to y belongs"),
+    spec.Mistake("added_term", "You returned d2z/dx2 + d2z/(dx dy): your outer tape "
+                 "differentiated dz/dx with respect to both x and y and you added the two (or it "
+                 "differentiated dz/dx + dz/dy with respect to x). The mixed partial is the outer "
+                 "gradient of dz/dx alone, with respect to y alone.",
+                 lambda p: partials(p)["fxx"] + partials(p)["fxy"]),
+    spec.Mistake("added_term", "You returned d2z/(dx dy) + d2z/dy2: your outer tape "
+                 "differentiated dz/dx + dz/dy with respect to y (or dz/dy with respect to both x "
+                 "and y, the two added). The mixed partial is the outer gradient of dz/dx alone, "
+                 "with respect to y alone.", lambda p: partials(p)["fxy"] + partials(p)["fyy"]),
+)
 # fmt: on
 
 EXERCISE = spec.Exercise(

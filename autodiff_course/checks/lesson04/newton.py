@@ -75,6 +75,15 @@ MISTAKES = (
     spec.Pattern("newton_iterated", "You returned the point after {k} Newton steps: you repeated "
                  "the step in a loop. The exercise asks for one step, x - f'(x)/f''(x), computed "
                  "once and returned.", lambda got, p: _iterated(got, p)),
+    spec.Pattern("newton_damped", "Your new point is x - {c} * f'(x)/f''(x): Newton's step "
+                 "scaled by {c} (a damping factor, or a learning rate). The exercise asks for "
+                 "the full step, x - f'(x)/f''(x), with no factor.", lambda got, p: _scaled(got, p),
+                 means="Newton's step scaled by a factor (damped, or times a learning rate)"),
+    spec.Pattern("eps_in_denominator", "Your step divides by f''(x) + {eps}: an epsilon added to "
+                 "f''(x) (to avoid dividing by zero?) shifts every step a little, which shows in "
+                 "float64. Newton's step divides by f''(x) itself: x - f'(x)/f''(x).",
+                 lambda got, p: _epsilon(got, p),
+                 means="an epsilon added to a denominator that needs none"),
 )
 # fmt: on
 
@@ -91,6 +100,47 @@ def _iterated(got, p):
             if k > 1 and matches(got, x, rtol, 1e-6 if p.dtype == "float32" else 1e-12):
                 return {"k": k}
     return None
+
+
+def _known(got, p):
+    """x, f'(x)/f''(x) and got in float64, where the step is not tiny, or None."""
+    x, (_, d1, d2) = np.asarray(p.x, np.float64), derivatives(p)
+    got = np.asarray(got, np.float64)
+    with np.errstate(all="ignore"):
+        step = d1 / d2
+    keep = np.isfinite(got) & np.isfinite(step) & (np.abs(step) > 1e-3 * (1.0 + np.abs(x)))
+    if np.count_nonzero(keep) < 2:
+        return None
+    return x[keep], d1[keep], d2[keep], got[keep]
+
+
+def _scaled(got, p):
+    """got is x - c f'/f'' for one c other than 1 (right), -1 (uphill) and 0 (x itself)."""
+    known = _known(got, p)
+    if known is None:
+        return None
+    x, d1, d2, got = known
+    c = (x - got) / (d1 / d2)
+    c0 = float(np.median(c))
+    if min(abs(c0 - 1.0), abs(c0 + 1.0), abs(c0)) < 1e-2:
+        return None
+    if not matches(c, np.full_like(c, c0), 1e-3 if p.dtype == "float32" else 1e-7, 0.0):
+        return None
+    return {"c": f"{c0:.4g}"}
+
+
+def _epsilon(got, p):
+    """got is x - f'/(f'' + eps) for one small eps != 0 (a tenth of |f''| at most)."""
+    known = _known(got, p)
+    if known is None:
+        return None
+    x, d1, d2, got = known
+    with np.errstate(all="ignore"):
+        eps = d1 / (x - got) - d2
+    e0 = float(np.median(eps))
+    if not (np.all(np.isfinite(eps)) and 0.0 < abs(e0) <= 0.1 * np.min(np.abs(d2))):
+        return None
+    return {"eps": f"{e0:.3g}"} if np.allclose(eps, e0, rtol=0.05, atol=0.0) else None
 
 
 EXERCISE = spec.Exercise(

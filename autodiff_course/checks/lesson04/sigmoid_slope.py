@@ -89,6 +89,16 @@ MISTAKES = (
     _mistake("softplus_slope", "Your grad_fn returns upstream * sigmoid(x), the slope of "
              "softplus; sigmoid's own is sigmoid(x) * sigmoid(-x).", lambda p: p.upstream *
              sigmoid(p.x), means="upstream * sigmoid(x) where sigmoid's slope belongs"),
+    _mistake("slope_factor_missing", "Your grad_fn multiplies the upstream by sigmoid(-x) only "
+             "(or by e^-x / (1 + e^-x), the same number: the square of the denominator "
+             "forgotten). Sigmoid's slope has two factors, sigmoid(x) * sigmoid(-x) (that is, "
+             "e^-x / (1 + e^-x)**2).", lambda p: p.upstream * sigmoid(-p.x),
+             means="one factor of sigmoid's slope left out, or the square of a denominator"),
+    _mistake("slope_factor_missing", "Your grad_fn multiplies the upstream by e^-|x| / (1 + "
+             "e^-|x|), which is sigmoid(-|x|): the square of the denominator is missing (the "
+             "same number as one factor of the slope alone, the smaller of sigmoid(x) and "
+             "sigmoid(-x)). Sigmoid's slope is e^-|x| / (1 + e^-|x|)**2, that is sigmoid(x) * "
+             "sigmoid(-x).", lambda p: p.upstream * sigmoid(-np.abs(p.x))),
     *(_mistake("sigmoid_squared", f"Your grad_fn multiplies the upstream by {w}: sigmoid's slope "
                "is sigmoid(x) * (1 - sigmoid(x)), a product of two different factors, best "
                "written sigmoid(x) * sigmoid(-x).", lambda p, f=f: p.upstream * f(p.x),
