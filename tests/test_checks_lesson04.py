@@ -720,3 +720,15 @@ def test_the_where_hint_names_the_op_that_was_used(judge, norm, named, not_named
 def test_a_custom_rule_that_divides_by_a_zero_norm_is_blamed_not_tf_sqrt(judge):
     message = judge(check.safe_norm, norm_unguarded_rule, "nan_gradient_at_zero").message
     assert "your own grad_fn" in message and "slope of tf.sqrt" not in message, message
+
+
+@tf.custom_gradient
+def norm_rule_without_an_axis(g):
+    """A guarded custom rule whose upstream, one number per row, lacks its [:, None]."""
+    n = tf.sqrt(squares(g))
+    return n, lambda upstream: upstream * g / tf.maximum(n, 1e-12)[:, None]
+
+
+def test_a_custom_rule_whose_upstream_lacks_an_axis_is_told_to_add_it(judge):
+    message = judge(check.safe_norm, norm_rule_without_an_axis, "grad_fn_raised").message
+    assert "upstream[:, None]" in message and "of your code" in message, message
