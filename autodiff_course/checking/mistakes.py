@@ -85,6 +85,7 @@ SHARED: dict[str, str] = {
     "not_forward_mode": "no tf.autodiff.ForwardAccumulator where forward mode is asked for",
     "no_output_gradients": "output_gradients not used where the exercise asks for it",
     "used_jacobian": "tape.jacobian or batch_jacobian where the exercise forbids it",
+    "wrong_power": "another power than the formula's (the errors cubed, 3x for 3x^2)",
     "cancellation": "a difference of two numbers close to 1 where the value is small (its "
     "digits lost to cancellation: sigmoid(x) - 1, s * (1 - s), 1 - 1/(1 + e^z))",
     "finite_differences": "finite differences where the exercise asks for autodiff or a formula",

@@ -43,7 +43,7 @@ def again(p):
     return fresh.but(reuse=p.handed, handed=None, label=p.label)
 
 
-def another_loss(code: str, hint: str, slope, means: str) -> Mistake:
+def another_loss(code: str, hint: str, slope, means: str = "") -> Mistake:
     """The gradients of mean(loss(errors)) for another loss, whose derivative is ``slope``."""
     return Mistake(code, hint, lambda p: model.gradients(p, slope=slope), means=means)
 
@@ -74,7 +74,6 @@ ROWS = (
 ABSOLUTE = "That is the gradient of the mean absolute error; the loss squares the errors."
 ABSOLUTE_MEANS = "an absolute error where the exercise squares the errors"
 POWER = "Your gradients are those of the mean of {}; the loss squares the errors."
-OTHER_POWER = "the errors raised to another power than 2"
 EXERCISE = Exercise(
     number="2.1",
     title="Gradients for a dict of variables",
@@ -112,10 +111,8 @@ EXERCISE = Exercise(
             means="the parameters' values instead of their gradients",
         ),
         another_loss("absolute_error", ABSOLUTE, np.sign, ABSOLUTE_MEANS),
-        another_loss("wrong_power", POWER.format("error**3"), lambda r: 3 * r**2, OTHER_POWER),
-        another_loss(
-            "wrong_power", POWER.format("|error|**3"), lambda r: 3 * r * abs(r), OTHER_POWER
-        ),
+        another_loss("wrong_power", POWER.format("error**3"), lambda r: 3 * r**2),
+        another_loss("wrong_power", POWER.format("|error|**3"), lambda r: 3 * r * abs(r)),
         Mistake(
             "mean_over_features",
             "Your gradients are 1/{k} of the answer, and {k} is the number of features: the "

@@ -206,7 +206,6 @@ EXERCISE = Exercise(
             "3 comes down as the factor and the power drops by one, to 2 (not to {k}).",
             _other_power,
             part="gradient",
-            means="the clipped upstream times another power of x than x^2",
         ),
         Pattern(
             "clip_sign_lost",
