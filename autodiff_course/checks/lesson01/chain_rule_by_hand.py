@@ -114,6 +114,6 @@ EXERCISE = spec.Exercise(
     ),
     describe={"value": "-e^-x / (1 + e^-x) = -sigmoid(-x)"},
     claim="By hand, -e^-x / (1 + e^-x) = -sigmoid(-x), each value right to its own size at "
-    "both tails (x = -85 to 85 in float32, -700 to 100 in float64)",
+    "both tails (x = -85 to 87 in float32, -700 to 100 in float64)",
 )
 logistic_derivative = EXERCISE.check
