@@ -710,22 +710,16 @@ def test_scaled_softplus_catches_layers_that_keep_state(judge, answer):
 
 def make_with_a_copy_of_w(w):
     """The layer reads a copy of w's value taken when it was made: it reads no variable."""
-    copy = w.read_value()
-
-    @tf.custom_gradient
-    def layer(x):
-        def grad(upstream, variables=None):
-            gx = upstream * copy * sig(copy, x)
-            return (gx, [tf.reduce_sum(upstream * x * sig(copy, x))]) if variables else gx
-
-        return tf.nn.softplus(copy * x), grad
-
-    return layer
+    return layer_reading(w.read_value())
 
 
 def make_with_a_variable_copy_of_w(w):
     """The layer reads a new variable made from w's value: its gradient is not w's."""
-    copy = tf.Variable(w)
+    return layer_reading(tf.Variable(w))
+
+
+def layer_reading(copy):
+    """The lesson's layer, reading ``copy`` where w belongs."""
 
     @tf.custom_gradient
     def layer(x):
