@@ -621,3 +621,14 @@ def test_a_target_made_outside_the_block_is_named(where):
     code, hint = missing(run)
     assert code == "computed_outside_tape"
     assert ("stop_recording" in hint) == (where == "paused")
+
+
+def test_an_explained_verdict_keeps_its_structure_and_takes_the_new_code():
+    wrong = Wrong("It raised ValueError.", "raised", point="At x = 1.", probe="a float32 x")
+    read = wrong.explained("The axis came from x's rank.", "wrong_axis")
+    assert (read.mistake, read.point, read.probe) == (
+        "wrong_axis",
+        "At x = 1.",
+        "a float32 x",
+    )
+    assert read.hint == "It raised ValueError. The axis came from x's rank."

@@ -19,6 +19,7 @@ from .judging import worst_point
 from .patterns import float32_digits
 from .patterns import only_float32_digits
 from .provenance import needs_provenance
+from .recording import constants_added
 from .verdicts import Wrong
 
 STRUCTURAL_NONE = (
@@ -255,14 +256,11 @@ def _step_added(operations, sources) -> float | None:
     for op in operations:
         if op.name == "Neg" and any(t is s for t in op.inputs for s in sources):
             sources.extend(op.outputs)
-        if op.name not in ("AddV2", "Add", "Sub") or not any(
-            t is s for t in op.inputs for s in sources
-        ):
+        if not any(t is s for t in op.inputs for s in sources):
             continue
-        others = [t for t in op.inputs if not any(t is s for s in sources)]
-        for value in [*op.numbers, *(np.asarray(t) for t in others if t.shape.rank == 0)]:
-            if 0 < abs(float(value)) <= 0.1:
-                return abs(float(value))
+        for value in constants_added(op, besides=sources):
+            if 0 < abs(value) <= 0.1:
+                return abs(value)
     return None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .judging import _head
+from .recording import constants_added
 from .verdicts import Wrong
 
 WHERE = (
@@ -120,10 +121,9 @@ def _subnormal_epsilon(ops) -> float | None:
     """A constant below float32's smallest normal number added in a float32 addition."""
     tiny = float(np.finfo(np.float32).tiny)
     for op in ops:
-        if op.name != "AddV2" or not op.outputs or op.outputs[0].dtype.name != "float32":
+        if not op.outputs or op.outputs[0].dtype.name != "float32":
             continue
-        scalars = [np.asarray(t) for t in op.inputs if t.shape.rank == 0] + op.numbers
-        for value in scalars:
-            if 0 < abs(float(value)) < tiny:
-                return abs(float(value))
+        for value in constants_added(op):
+            if 0 < abs(value) < tiny:
+                return abs(value)
     return None

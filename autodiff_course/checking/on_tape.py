@@ -410,11 +410,11 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
     rows = re.search(r"Incompatible shapes: \[(\d+)\] vs\. \[\1,(\d+)\]", wrong.hint)
     if rows:
         a, b = rows.groups()
-        return Wrong(
-            f"{wrong.hint.rstrip('.')}. A tensor of shape ({a},) met one of shape ({a}, {b}): "
-            "broadcasting lines up the last axes, so one number per row cannot stretch across "
-            "the rows. Give it an axis of size 1 first, upstream[:, None] (shape "
-            f"({a}, 1)), so it stretches across each row.",
+        return wrong.explained(
+            f"A tensor of shape ({a},) met one of shape ({a}, {b}): broadcasting lines up the "
+            "last axes, so one number per row cannot stretch across the rows. Give it an axis "
+            f"of size 1 first, upstream[:, None] (shape ({a}, 1)), so it stretches across each "
+            "row.",
             "grad_fn_raised",
         )
     return Wrong(wrong.hint, "grad_fn_raised")

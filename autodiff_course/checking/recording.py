@@ -171,6 +171,17 @@ class Provenance:
         return None
 
 
+def constants_added(op, besides=()) -> list[float]:
+    """The scalar constants an addition or subtraction ``op`` takes (Python numbers and
+    tensors of rank 0 other than ``besides``), as floats: an epsilon, a finite difference's
+    step."""
+    if op.name not in ("AddV2", "Add", "Sub"):
+        return []
+    others = [t for t in op.inputs if not any(t is b for b in besides)]
+    tensors = [float(np.asarray(t)) for t in others if getattr(t.shape, "rank", None) == 0]
+    return [float(n) for n in op.numbers] + tensors
+
+
 def _same_values(tensor, source) -> bool:
     try:
         got, want = np.asarray(tensor), np.asarray(source)

@@ -67,7 +67,8 @@ class Wrong(Exception):
     A verdict has structure: ``mistake``, a registered code (see :mod:`.mistakes`);
     ``hint``, the words for that mistake; ``point``, the example where the values differ
     ("For example at x = 3: expected 1.5, got 3."); and ``probe``, which of the check's
-    probes showed it. :attr:`message` puts them together; nothing else edits a hint.
+    probes showed it. :attr:`message` puts them together, and :meth:`explained` adds an
+    exercise's reading after a structural hint; nothing else edits a hint.
     """
 
     def __init__(self, hint: str, mistake: str = "other", *, point: str = "", probe: str = ""):
@@ -84,6 +85,11 @@ class Wrong(Exception):
         if not probe or self.probe:
             return self
         return Wrong(self.hint, self.mistake, point=self.point, probe=probe)
+
+    def explained(self, why: str, mistake: str) -> Wrong:
+        """The verdict read in the exercise's words: its hint followed by ``why``, under the
+        ``mistake`` that reading names (a harness's ``raised`` hook, lesson 05)."""
+        return Wrong(f"{self.hint.rstrip('.')}. {why}", mistake, point=self.point, probe=self.probe)
 
     @property
     def message(self) -> str:

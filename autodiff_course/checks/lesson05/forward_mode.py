@@ -7,7 +7,6 @@ from ...checking import spec
 from ...checking.function import Function
 from ...checking.function import negated
 from ...checking.judging import relative_to_largest
-from ...checking.verdicts import Wrong
 from .functions import dense
 from .functions import function
 from .functions import jacobian
@@ -44,9 +43,8 @@ def _beyond_rank_two(wrong, p):
     rank 1 and 2 passed): code for vectors and matrices only, else None."""
     if p.x.ndim < 3 or wrong.mistake not in ("raised", "tangent_shape", "wrong_shape"):
         return None
-    return Wrong(
-        f"{wrong.hint.rstrip('.')}. {PASSED.capitalize()}, but this x has rank 3: {RANK_TWO_ONLY}",
-        "up_to_rank_two",
+    return wrong.explained(
+        f"{PASSED.capitalize()}, but this x has rank 3: {RANK_TWO_ONLY}", "up_to_rank_two"
     )
 
 

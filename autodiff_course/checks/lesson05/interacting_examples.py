@@ -10,7 +10,6 @@ from ...checking import spec
 from ...checking.function import Function
 from ...checking.function import negated
 from ...checking.judging import relative_to_largest
-from ...checking.verdicts import Wrong
 from .functions import batch_layer
 from .functions import blocks
 from .functions import dense
@@ -68,11 +67,11 @@ def _from_the_wrong_rank(wrong, p):
     if len(p.y_shape) == len(p.x_shape):
         if p.batch <= p.y_shape[0]:
             return None
-        lead = f"{wrong.hint.rstrip('.')}. An index ran past the end of an axis: "
-        return Wrong(lead + FIRST_AXIS.format(outs=p.y_shape[0]), "first_axis_not_batch")
+        why = "An index ran past the end of an axis: " + FIRST_AXIS.format(outs=p.y_shape[0])
+        return wrong.explained(why, "first_axis_not_batch")
     y, x = (p.batch, *p.y_shape), tuple(p.x.shape)
-    return Wrong(
-        f"{wrong.hint.rstrip('.')}. Here y {y} and x {x} have different ranks, and an index "
+    return wrong.explained(
+        f"Here y {y} and x {x} have different ranks, and an index "
         "ran past the end of an axis: the position of x's batch axis was probably counted "
         "from x's rank (len(x.shape) - 1), which is right only when y and x have the same "
         "rank. The full Jacobian has shape y.shape + x.shape, so x's batch axis comes right "
