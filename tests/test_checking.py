@@ -97,6 +97,19 @@ def test_an_error_is_shown_at_the_learners_own_line():
     assert "of your code: `return doubled @ tf.ones((3, 3))" in result.message
 
 
+def test_a_raised_verdict_carries_the_whole_error_for_hooks_to_read():
+    def learner(x):
+        raise ValueError("first line\nsecond line names the cause")
+
+    with pytest.raises(Wrong) as caught:
+        call_answer(learner, 1.0)
+    assert caught.value.mistake == "raised"
+    assert caught.value.error == "ValueError: first line\nsecond line names the cause"
+    assert "raised ValueError: first line (" in caught.value.hint  # the hint keeps the gist
+    assert caught.value.about("probe").error == caught.value.error
+    assert caught.value.explained("Why.", "other").error == caught.value.error
+
+
 def test_a_slow_answer_is_stopped_in_plain_words(monkeypatch):
     monkeypatch.setattr(answers, "TIME_LIMIT_SECONDS", 0.3)
 

@@ -154,7 +154,9 @@ def learner_code(label: str = "Your function"):
             f"{label} raised {type(error).__name__}: {first_line(error)}"
             f"{where_in_learner_code(error)}"
         )
-        raise _dtype_clash(message) or Wrong(message, "raised") from None
+        wrong = _dtype_clash(message) or Wrong(message, "raised")
+        wrong.error = f"{type(error).__name__}: {error}"
+        raise wrong from None
     if changed:
         raise Wrong(settings.changed_hint(label, changed), "changed_global_state")
 

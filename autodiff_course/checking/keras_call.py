@@ -136,8 +136,8 @@ class KerasCall(Harness):
     def named(self, wrong: Wrong) -> Wrong:
         """A raised error the exercise knows, in its own words."""
         for text, code, hint in self.errors:
-            if wrong.mistake == "raised" and text in wrong.hint:
-                return Wrong(f"{hint} ({wrong.hint})", code)
+            if wrong.mistake == "raised" and text in wrong.error:
+                return Wrong(f"{hint} ({wrong.hint})", code, error=wrong.error)
         return wrong
 
     def observe(self, answer, probe, exercise) -> Observation:

@@ -30,17 +30,6 @@ from .on_tape import _decorator_error
 from .verdicts import Wrong
 
 
-def _called(layer, x):
-    """``layer(x)``; Keras puts TensorFlow's refusal of a grad_fn without ``variables=``
-    after its own first line, where the verdict would not see it."""
-    try:
-        return layer(x)
-    except TypeError as error:
-        if "must accept keyword argument 'variables'" in str(error):
-            raise Wrong("must accept keyword argument 'variables'", "raised") from None
-        raise
-
-
 @dataclass(frozen=True)
 class KerasLayer(OnTape):
     weight: str = "w"
@@ -94,7 +83,7 @@ class KerasLayer(OnTape):
             tape.watch(x)
             try:
                 with learner_code("Your layer"):
-                    value = _called(layer, x)
+                    value = layer(x)
             except Wrong as wrong:
                 raise _decorator_error(wrong) from None
         return tape, x, value, log, weight

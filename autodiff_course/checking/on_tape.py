@@ -342,8 +342,8 @@ def _close(exercise, probe, part, got, want) -> bool:
 def _decorator_error(wrong: Wrong) -> Wrong:
     if (
         wrong.mistake == "raised"
-        and "values to unpack" in wrong.hint
-        and "expected 2" in wrong.hint
+        and "values to unpack" in wrong.error
+        and "expected 2" in wrong.error
     ):
         return Wrong(
             "Your function is decorated with @tf.custom_gradient, but it returned only the "
@@ -351,7 +351,7 @@ def _decorator_error(wrong: Wrong) -> Wrong:
             "where grad_fn(upstream) is your backward rule.",
             "forgot_grad_fn",
         )
-    if wrong.mistake == "raised" and "unsupported callable" in wrong.hint:
+    if wrong.mistake == "raised" and "unsupported callable" in wrong.error:
         return Wrong(
             "Your @tf.custom_gradient function returned grad_fn first, so TensorFlow took the "
             "function for the output: return the output, then the rule: `return output, "
@@ -362,7 +362,7 @@ def _decorator_error(wrong: Wrong) -> Wrong:
 
 
 def _variables_error(wrong: Wrong) -> Wrong | None:
-    text = wrong.hint
+    text = wrong.error
     if "must accept keyword argument 'variables'" in text:
         return Wrong(
             "TensorFlow refused your gradient function: a custom gradient whose forward reads "
@@ -385,14 +385,14 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
     found = _variables_error(wrong)
     if found is not None:
         return found
-    if reads_variable and "values to unpack" in wrong.hint:
+    if reads_variable and "values to unpack" in wrong.error:
         return Wrong(
             "Your layer reads a variable, so TensorFlow unpacks what grad_fn returns into two "
             "parts: return grad_x, [grad_w] (the gradient for the input, then a list with the "
             "gradient for w).",
             "variable_grads_not_list",
         )
-    counted = re.search(r"expected to return (\d+) gradients, but returned (\d+)", wrong.hint)
+    counted = re.search(r"expected to return (\d+) gradients, but returned (\d+)", wrong.error)
     if counted:
         more = int(counted.group(2)) > int(counted.group(1)) and reads_variable
         return Wrong(
@@ -407,7 +407,7 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
             ),
             "grad_fn_raised",
         )
-    rows = re.search(r"Incompatible shapes: \[(\d+)\] vs\. \[\1,(\d+)\]", wrong.hint)
+    rows = re.search(r"Incompatible shapes: \[(\d+)\] vs\. \[\1,(\d+)\]", wrong.error)
     if rows:
         a, b = rows.groups()
         return wrong.explained(
@@ -417,7 +417,7 @@ def _grad_fn_error(wrong: Wrong, reads_variable: bool) -> Wrong:
             "row.",
             "grad_fn_raised",
         )
-    return Wrong(wrong.hint, "grad_fn_raised")
+    return Wrong(wrong.hint, "grad_fn_raised", error=wrong.error)
 
 
 def _explain_none(log, value=None, x=None) -> Wrong:

@@ -67,11 +67,21 @@ class Wrong(Exception):
     A verdict has structure: ``mistake``, a registered code (see :mod:`.mistakes`);
     ``hint``, the words for that mistake; ``point``, the example where the values differ
     ("For example at x = 3: expected 1.5, got 3."); and ``probe``, which of the check's
-    probes showed it. :attr:`message` puts them together, and :meth:`explained` adds an
+    probes showed it; and ``error``, for an answer that raised, the exception as
+    "TypeName: message", which hooks read to name the cause (never the hint's words).
+    :attr:`message` puts hint, point and probe together, and :meth:`explained` adds an
     exercise's reading after a structural hint; nothing else edits a hint.
     """
 
-    def __init__(self, hint: str, mistake: str = "other", *, point: str = "", probe: str = ""):
+    def __init__(
+        self,
+        hint: str,
+        mistake: str = "other",
+        *,
+        point: str = "",
+        probe: str = "",
+        error: str = "",
+    ):
         if not mistakes.is_known(mistake):
             raise ValueError(f"unregistered mistake code {mistake!r}")
         super().__init__(hint)
@@ -79,17 +89,19 @@ class Wrong(Exception):
         self.mistake = mistake
         self.point = point
         self.probe = probe
+        self.error = error
 
     def about(self, probe: str) -> Wrong:
         """The same verdict, saying which probe showed it (when there were several)."""
         if not probe or self.probe:
             return self
-        return Wrong(self.hint, self.mistake, point=self.point, probe=probe)
+        return Wrong(self.hint, self.mistake, point=self.point, probe=probe, error=self.error)
 
     def explained(self, why: str, mistake: str) -> Wrong:
         """The verdict read in the exercise's words: its hint followed by ``why``, under the
         ``mistake`` that reading names (a harness's ``raised`` hook, lesson 05)."""
-        return Wrong(f"{self.hint.rstrip('.')}. {why}", mistake, point=self.point, probe=self.probe)
+        hint = f"{self.hint.rstrip('.')}. {why}"
+        return Wrong(hint, mistake, point=self.point, probe=self.probe, error=self.error)
 
     @property
     def message(self) -> str:

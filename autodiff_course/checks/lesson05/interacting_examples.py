@@ -62,7 +62,7 @@ def _from_the_wrong_rank(wrong, p):
     """An index past an axis's end: where y's and x's ranks differ, x's batch axis in the
     full Jacobian counted from x's rank (right only where the ranks agree); where the
     batch is larger than y's first axis, index b taken on that axis; else None."""
-    if wrong.mistake != "raised" or not OUT_OF_RANGE.search(wrong.hint):
+    if wrong.mistake != "raised" or not OUT_OF_RANGE.search(wrong.error):
         return None
     if len(p.y_shape) == len(p.x_shape):
         if p.batch <= p.y_shape[0]:

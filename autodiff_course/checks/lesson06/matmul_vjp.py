@@ -12,7 +12,6 @@ from ...checking.numpy_rule import sum_of_terms
 from ...checking.probes import sizes
 from ...checking.spec import Exercise
 from ...checking.spec import Mistake
-from ...checking.verdicts import Wrong
 
 RIGHT = {"grad_a": "upstream @ b.T", "grad_b": "a.T @ upstream"}
 MEANING = {
@@ -126,11 +125,11 @@ def _factorised(part):
 
 def _raised(wrong, p):
     """A shape error on rectangular matrices: a transpose in the wrong place."""
-    shape_error = re.search(r"ValueError.*(mismatch|shape|align)", wrong.hint)
+    shape_error = re.search(r"^ValueError.*(mismatch|shape|align)", wrong.error)
     if wrong.mistake != "raised" or not shape_error or p.a.shape == p.b.shape:
         return None
-    return Wrong(
-        f"{wrong.hint} A transpose is probably in the wrong place. Let the shapes guide you: "
+    return wrong.explained(
+        "A transpose is probably in the wrong place. Let the shapes guide you: "
         f"grad_a must be {p.a.shape}, and the only product of upstream {p.upstream.shape} and "
         f"b {p.b.shape} with that shape is upstream @ b.T.",
         "transposes_wrong",
