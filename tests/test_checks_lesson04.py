@@ -178,8 +178,16 @@ def newton_target_after_block(f, x):
                 "zeros_hide_none",
             ),
             (lambda f, x: newton(f, x, watch_inner=False), ["tape.watch"], "unwatched_constant"),
-            (newton_finite_differences, ["called no tape"], "not_nested"),
-            (newton_two_separate_tapes, ["one after the other"], "not_nested"),
+            (
+                newton_finite_differences,
+                ["x + 0.001", "asks for nested tapes"],
+                "finite_differences",
+            ),
+            (
+                newton_two_separate_tapes,
+                ["x + 0.0001", "tape's first derivatives"],
+                "finite_differences",
+            ),
             (newton_jacobian, ["diagonal"], "used_jacobian"),
             (
                 newton_target_after_block,
@@ -316,7 +324,7 @@ def mixed_finite_difference_in_y(f, x, y):
                 [],
                 "float32_not_float64",
             ),
-            (mixed_finite_difference_in_y, [], "not_nested"),
+            (mixed_finite_difference_in_y, ["y + ", "first derivatives"], "finite_differences"),
             (mixed_jacobian_diagonal, [], "used_jacobian"),
             # what the tapes differentiate, and what is done with it
             (lambda f, x, y: mixed(f, x, y, outer=0), ["d2z/dx2"], "wrong_source"),

@@ -95,6 +95,10 @@ class Diagnosis:
                     f"shape {call.shapes[0]}, where x has shape {batch}). {self.whole_batch}",
                     "called_on_slices",
                 )
+        if self.nested and not observation.log.nested:
+            found = self._shifted(case, NESTED if observation.log.used_any_autodiff else "")
+            if found is not None:
+                return found
         if observation.log.used_any_autodiff:
             return None
         if self.by_hand:
@@ -123,24 +127,29 @@ class Diagnosis:
             point=case.point(),
         )
 
-    def _shifted(self, case) -> Wrong | None:
-        """A by-hand answer near the answer that evaluated at x plus or minus a small step:
-        a finite difference where the exercise asks for a formula."""
+    def _shifted(self, case, of: str = "") -> Wrong | None:
+        """An answer near the answer that evaluated at x plus or minus a small step: a
+        finite difference (``of`` first derivatives, when it took them with a tape) where
+        the exercise asks for a formula by hand, or for nested tapes."""
         got, expected = case.got, case.expected
         if not _close_on_the_whole(got, expected, 1e-2):
             return None
         run, arguments, _ = case.observation.details["recorded"]()
-        sources = [a for a in arguments if hasattr(a, "shape")]
-        step = _step_added(run.provenance.operations, sources) if run.provenance else None
-        if step is None:
+        sources = [(a, i) for i, a in enumerate(arguments) if hasattr(a, "shape")]
+        found = run.provenance and _step_added(run.provenance.operations, [a for a, _ in sources])
+        if not found:
             return None
+        step, source = found
+        names = self.names or (self.arguments if isinstance(self.arguments, tuple) else ())
+        index = sources[source][1]
+        x = names[index] if index < len(names) and len(sources) > 1 else "x"
         largest = float(np.max(np.abs(got - expected)))
         scale = float(np.max(np.abs(expected)))
         return Wrong(
-            f"Your function evaluates at x + {step:g} or x - {step:g} and is near the answer "
+            f"Your function evaluates at {x} + {step:g} or {x} - {step:g} and is near the answer "
             f"(off by up to {100 * largest / scale:.2g}% of its largest value) but not exact: "
-            "that is a finite-difference estimate. The exercise asks for the derivative "
-            "worked out by hand, a formula in x, which is exact to the last digits.",
+            f"that is a finite-difference estimate{of}. The exercise asks for "
+            + (ASKED_NESTED if self.nested else ASKED_BY_HAND),
             "finite_differences",
             point=case.point(),
         )
@@ -249,18 +258,30 @@ def _which_call(log) -> str:
     return f"It first shows at the {nth} tape.gradient call; the ones before it had every gradient."
 
 
-def _step_added(operations, sources) -> float | None:
+NESTED = " of the tape's first derivatives"
+ASKED_NESTED = (
+    "nested tapes: an inner tape's gradient computed while an outer tape records, then "
+    "differentiated by the outer tape, which is exact to the last digits."
+)
+ASKED_BY_HAND = (
+    "the derivative worked out by hand, a formula in x, which is exact to the last digits."
+)
+
+
+def _step_added(operations, sources) -> tuple[float, int] | None:
     """The small step (0 < |h| <= 0.1) an operation added to or took from a source (or
-    from its negative)."""
-    sources = list(sources)
+    from its negative), and which source it was (its index), or None."""
+    origins = [(s, i) for i, s in enumerate(sources)]
     for op in operations:
-        if op.name == "Neg" and any(t is s for t in op.inputs for s in sources):
-            sources.extend(op.outputs)
-        if not any(t is s for t in op.inputs for s in sources):
-            continue
-        for value in constants_added(op, besides=sources):
-            if 0 < abs(value) <= 0.1:
-                return abs(value)
+        for t in op.inputs:
+            source = next((i for s, i in origins if t is s), None)
+            if source is None:
+                continue
+            if op.name == "Neg":
+                origins.extend((out, source) for out in op.outputs)
+            for value in constants_added(op, besides=[s for s, _ in origins]):
+                if 0 < abs(value) <= 0.1:
+                    return abs(value), source
     return None
 
 
