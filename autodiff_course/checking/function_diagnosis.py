@@ -96,7 +96,9 @@ class Diagnosis:
                     "called_on_slices",
                 )
         if self.nested and not observation.log.nested:
-            found = self._shifted(case, NESTED if observation.log.used_any_autodiff else "")
+            found = self._shifted(
+                case, OF_TAPE_GRADIENTS if observation.log.used_any_autodiff else ""
+            )
             if found is not None:
                 return found
         if observation.log.used_any_autodiff:
@@ -135,14 +137,13 @@ class Diagnosis:
         if not _close_on_the_whole(got, expected, 1e-2):
             return None
         run, arguments, _ = case.observation.details["recorded"]()
-        sources = [(a, i) for i, a in enumerate(arguments) if hasattr(a, "shape")]
-        found = run.provenance and _step_added(run.provenance.operations, [a for a, _ in sources])
+        found = run.provenance and _step_added(run.provenance.operations, arguments)
         if not found:
             return None
-        step, source = found
+        step, index = found
         names = self.names or (self.arguments if isinstance(self.arguments, tuple) else ())
-        index = sources[source][1]
-        x = names[index] if index < len(names) and len(sources) > 1 else "x"
+        several = sum(hasattr(a, "shape") for a in arguments) > 1
+        x = names[index] if several and index < len(names) else "x"
         largest = float(np.max(np.abs(got - expected)))
         scale = float(np.max(np.abs(expected)))
         return Wrong(
@@ -258,7 +259,7 @@ def _which_call(log) -> str:
     return f"It first shows at the {nth} tape.gradient call; the ones before it had every gradient."
 
 
-NESTED = " of the tape's first derivatives"
+OF_TAPE_GRADIENTS = " of the tape's first derivatives"
 ASKED_NESTED = (
     "nested tapes: an inner tape's gradient computed while an outer tape records, then "
     "differentiated by the outer tape, which is exact to the last digits."
@@ -269,8 +270,8 @@ ASKED_BY_HAND = (
 
 
 def _step_added(operations, sources) -> tuple[float, int] | None:
-    """The small step (0 < |h| <= 0.1) an operation added to or took from a source (or
-    from its negative), and which source it was (its index), or None."""
+    """The small step (0 < |h| <= 0.1) an operation added to or took from one of the
+    ``sources`` (or from its negative), and that source's index, or None."""
     origins = [(s, i) for i, s in enumerate(sources)]
     for op in operations:
         for t in op.inputs:
